@@ -1,0 +1,3 @@
+from persona_desktop.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The SQLite store: SQLAlchemy Core tables, Alembic migrations, the unit of work."""

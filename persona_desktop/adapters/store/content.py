@@ -1,0 +1,169 @@
+"""Repositories for what was captured: sources and fragments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from persona_desktop.adapters.store.tables import fragments, sources
+from persona_desktop.domain.model import Author, Fragment, Kind, NewFragment, SourceInfo, Trust
+
+_CHUNK = 500
+
+
+def row_to_fragment(row: Any) -> Fragment:
+    return Fragment(
+        id=row.id,
+        ref=row.ref,
+        kind=Kind(row.kind),
+        author=Author(row.author),
+        trust=Trust(row.trust),
+        text=row.text,
+        captured_at=row.captured_at,
+        locator=row.locator,
+        session=row.session,
+        source_id=row.source_id,
+        seq=row.seq,
+    )
+
+
+class SqlSources:
+    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+        self._conn = conn
+        self._now = now
+
+    def upsert(self, source: SourceInfo) -> int:
+        found = self._conn.execute(sa.select(sources.c.id).where(sources.c.key == source.key)).scalar()
+        if found is not None:
+            return int(found)
+        result = self._conn.execute(
+            sources.insert().values(
+                key=source.key,
+                kind=source.kind.value,
+                label=source.label,
+                meta=source.meta,
+                created_at=self._now,
+            )
+        )
+        return int(result.inserted_primary_key[0])
+
+    def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None:
+        row = self._conn.execute(sa.select(sources).where(sources.c.id == source_id)).first()
+        if row is None:
+            return None
+        return SourceInfo(row.key, Kind(row.kind), row.label, row.meta), row.created_at
+
+
+class SqlFragments:
+    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+        self._conn = conn
+        self._now = now
+
+    def add_many(self, source_id: int, items: Sequence[NewFragment]) -> int:
+        if not items:
+            return 0
+        existing: set[str] = set()
+        refs = [f.ref for f in items]
+        for i in range(0, len(refs), _CHUNK):
+            chunk = refs[i : i + _CHUNK]
+            existing.update(
+                self._conn.execute(sa.select(fragments.c.ref).where(fragments.c.ref.in_(chunk))).scalars()
+            )
+        rows = []
+        seen: set[str] = set()
+        for f in items:
+            if f.ref in existing or f.ref in seen:
+                continue
+            seen.add(f.ref)
+            rows.append(
+                {
+                    "ref": f.ref,
+                    "source_id": source_id,
+                    "kind": f.kind.value,
+                    "author": f.author.value,
+                    "trust": f.trust.value,
+                    "text": f.text,
+                    "captured_at": f.captured_at,
+                    "locator": f.locator,
+                    "session": f.session,
+                    "seq": f.seq,
+                    "inserted_at": self._now,
+                }
+            )
+        if rows:
+            self._conn.execute(fragments.insert(), rows)
+        return len(rows)
+
+    def by_refs(self, refs: Sequence[str]) -> dict[str, Fragment]:
+        out: dict[str, Fragment] = {}
+        refs = list(refs)
+        for i in range(0, len(refs), _CHUNK):
+            q = sa.select(fragments).where(fragments.c.ref.in_(refs[i : i + _CHUNK]))
+            out.update({r.ref: row_to_fragment(r) for r in self._conn.execute(q)})
+        return out
+
+    def by_ids(self, ids: Sequence[int]) -> list[Fragment]:
+        out: list[Fragment] = []
+        ids = list(ids)
+        for i in range(0, len(ids), _CHUNK):
+            q = sa.select(fragments).where(fragments.c.id.in_(ids[i : i + _CHUNK]))
+            out.extend(row_to_fragment(r) for r in self._conn.execute(q))
+        return sorted(out, key=lambda f: f.id)
+
+    def after(self, cursor: int, since: datetime) -> Iterator[Fragment]:
+        q = (
+            sa.select(fragments)
+            .where(fragments.c.id > cursor, fragments.c.captured_at >= since)
+            .order_by(fragments.c.id)
+        )
+        for row in self._conn.execute(q):
+            yield row_to_fragment(row)
+
+    def max_id(self) -> int:
+        return int(
+            self._conn.execute(sa.select(sa.func.coalesce(sa.func.max(fragments.c.id), 0))).scalar_one()
+        )
+
+    def all(self, kind: Kind | None = None, limit: int | None = None) -> list[Fragment]:
+        q = sa.select(fragments).order_by(fragments.c.captured_at, fragments.c.id)
+        if kind is not None:
+            q = q.where(fragments.c.kind == kind.value)
+        if limit is not None:
+            q = q.limit(limit)
+        return [row_to_fragment(r) for r in self._conn.execute(q)]
+
+    def around(self, fragment: Fragment, before: int, after: int) -> list[Fragment]:
+        same = sa.and_(fragments.c.source_id == fragment.source_id, fragments.c.session == fragment.session)
+        order_key = sa.tuple_(fragments.c.captured_at, fragments.c.seq, fragments.c.id)
+        pivot = sa.tuple_(
+            sa.literal(fragment.captured_at, fragments.c.captured_at.type), fragment.seq, fragment.id
+        )
+        earlier = self._conn.execute(
+            sa.select(fragments)
+            .where(same, order_key < pivot)
+            .order_by(fragments.c.captured_at.desc(), fragments.c.seq.desc(), fragments.c.id.desc())
+            .limit(before)
+        ).all()
+        later = self._conn.execute(
+            sa.select(fragments)
+            .where(same, order_key > pivot)
+            .order_by(fragments.c.captured_at, fragments.c.seq, fragments.c.id)
+            .limit(after)
+        ).all()
+        return (
+            [row_to_fragment(r) for r in reversed(earlier)] + [fragment] + [row_to_fragment(r) for r in later]
+        )
+
+    def last_owner_chat_at(self) -> datetime | None:
+        q = sa.select(sa.func.max(fragments.c.captured_at)).where(
+            fragments.c.kind == Kind.CHAT.value, fragments.c.author == Author.OWNER.value
+        )
+        value: datetime | None = self._conn.execute(q).scalar()  # max() keeps the column's type
+        return value
+
+    def of_source(self, source_id: int) -> list[Fragment]:
+        q = sa.select(fragments).where(fragments.c.source_id == source_id).order_by(fragments.c.id)
+        return [row_to_fragment(r) for r in self._conn.execute(q)]

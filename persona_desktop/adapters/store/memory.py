@@ -1,0 +1,282 @@
+"""Repositories for what memory is made of: candidates, evidence, facts, observations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from persona_desktop.adapters.store.content import row_to_fragment
+from persona_desktop.adapters.store.tables import candidates, evidence, facts, fragments, observations
+from persona_desktop.domain.model import (
+    Candidate,
+    CandidateStatus,
+    Fact,
+    FactStatus,
+    Fragment,
+    Observation,
+    Subject,
+)
+
+_OPEN = (CandidateStatus.PENDING.value,)
+
+
+def _candidate(row: Any) -> Candidate:
+    return Candidate(
+        id=row.id,
+        statement=row.statement,
+        subject=Subject(row.subject),
+        key=row.key,
+        status=CandidateStatus(row.status),
+        category=row.category,
+        score=row.score,
+        signals=row.signals,
+        origin=row.origin,
+        run_id=row.run_id,
+        supersedes_fact_id=row.supersedes_fact_id,
+        reason=row.reason,
+        payload=row.payload,
+        created_at=row.created_at,
+        scored=bool(row.scored),
+        refs_rejected=row.refs_rejected,
+    )
+
+
+def _fact(row: Any) -> Fact:
+    return Fact(
+        id=row.id,
+        statement=row.statement,
+        subject=Subject(row.subject),
+        key=row.key,
+        status=FactStatus(row.status),
+        category=row.category,
+        candidate_id=row.candidate_id,
+        valid_from=row.valid_from,
+        valid_to=row.valid_to,
+        superseded_by=row.superseded_by,
+        created_at=row.created_at,
+    )
+
+
+class SqlCandidates:
+    def __init__(self, conn: sa.Connection) -> None:
+        self._conn = conn
+
+    def add(
+        self,
+        *,
+        statement: str,
+        subject: Subject,
+        key: str,
+        category: str | None,
+        origin: str,
+        run_id: int | None,
+        payload: dict[str, Any],
+        supersedes_fact_id: int | None,
+        created_at: datetime,
+    ) -> int:
+        result = self._conn.execute(
+            candidates.insert().values(
+                statement=statement,
+                subject=subject.value,
+                key=key,
+                category=category,
+                origin=origin,
+                run_id=run_id,
+                status=CandidateStatus.PENDING.value,
+                signals={},
+                payload=payload,
+                supersedes_fact_id=supersedes_fact_id,
+                created_at=created_at,
+                scored=False,
+            )
+        )
+        return int(result.inserted_primary_key[0])
+
+    def get(self, candidate_id: int) -> Candidate | None:
+        row = self._conn.execute(sa.select(candidates).where(candidates.c.id == candidate_id)).first()
+        return _candidate(row) if row else None
+
+    def open_by_key(self, key: str, subject: Subject) -> Candidate | None:
+        row = self._conn.execute(
+            sa.select(candidates)
+            .where(candidates.c.key == key, candidates.c.subject == subject.value)
+            .where(candidates.c.status.in_(_OPEN))
+            .order_by(candidates.c.id)
+            .limit(1)
+        ).first()
+        return _candidate(row) if row else None
+
+    def all(self, status: CandidateStatus | None = None) -> list[Candidate]:
+        q = sa.select(candidates).order_by(candidates.c.id)
+        if status is not None:
+            q = q.where(candidates.c.status == status.value)
+        return [_candidate(r) for r in self._conn.execute(q)]
+
+    def unscored(self) -> list[Candidate]:
+        q = sa.select(candidates).where(candidates.c.scored.is_(False)).order_by(candidates.c.id)
+        return [_candidate(r) for r in self._conn.execute(q)]
+
+    def mark_unscored(self, candidate_id: int) -> None:
+        self._conn.execute(candidates.update().where(candidates.c.id == candidate_id).values(scored=False))
+
+    def note_rejected_refs(self, candidate_id: int, count: int) -> None:
+        self._conn.execute(
+            candidates.update()
+            .where(candidates.c.id == candidate_id)
+            .values(refs_rejected=candidates.c.refs_rejected + count)
+        )
+
+    def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None:
+        self._conn.execute(candidates.update().where(candidates.c.id == candidate_id).values(payload=payload))
+
+    def set_scored(
+        self,
+        candidate_id: int,
+        *,
+        status: CandidateStatus,
+        score: float,
+        signals: dict[str, float],
+        reason: str,
+        supersedes_fact_id: int | None,
+    ) -> None:
+        self._conn.execute(
+            candidates.update()
+            .where(candidates.c.id == candidate_id)
+            .values(
+                status=status.value,
+                score=score,
+                signals=signals,
+                reason=reason,
+                supersedes_fact_id=supersedes_fact_id,
+                scored=True,
+            )
+        )
+
+    def set_status(
+        self, candidate_id: int, status: CandidateStatus, reason: str | None, at: datetime
+    ) -> None:
+        values: dict[str, Any] = {"status": status.value, "decided_at": at}
+        if reason is not None:
+            values["reason"] = reason
+        self._conn.execute(candidates.update().where(candidates.c.id == candidate_id).values(**values))
+
+    def set_statement(self, candidate_id: int, statement: str, key: str) -> None:
+        self._conn.execute(
+            candidates.update().where(candidates.c.id == candidate_id).values(statement=statement, key=key)
+        )
+
+    def add_evidence(self, candidate_id: int, fragment_ids: Sequence[int], run_id: int | None) -> int:
+        if not fragment_ids:
+            return 0
+        have = set(
+            self._conn.execute(
+                sa.select(evidence.c.fragment_id).where(evidence.c.candidate_id == candidate_id)
+            ).scalars()
+        )
+        new = [fid for fid in dict.fromkeys(fragment_ids) if fid not in have]
+        if new:
+            self._conn.execute(
+                evidence.insert(),
+                [{"candidate_id": candidate_id, "fragment_id": fid, "run_id": run_id} for fid in new],
+            )
+        return len(new)
+
+    def evidence(self, candidate_id: int) -> list[Fragment]:
+        q = (
+            sa.select(fragments)
+            .join(evidence, evidence.c.fragment_id == fragments.c.id)
+            .where(evidence.c.candidate_id == candidate_id)
+            .order_by(fragments.c.captured_at, fragments.c.id)
+        )
+        return [row_to_fragment(r) for r in self._conn.execute(q)]
+
+    def evidence_documents(self, candidate_id: int) -> int:
+        """In how many runs this candidate was found again (its consolidation)."""
+        q = sa.select(sa.func.count(sa.distinct(evidence.c.run_id))).where(
+            evidence.c.candidate_id == candidate_id, evidence.c.run_id.is_not(None)
+        )
+        return int(self._conn.execute(q).scalar_one())
+
+    def count(self) -> int:
+        return int(self._conn.execute(sa.select(sa.func.count()).select_from(candidates)).scalar_one())
+
+
+class SqlFacts:
+    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+        self._conn = conn
+        self._now = now
+
+    def add(
+        self,
+        *,
+        statement: str,
+        subject: Subject,
+        key: str,
+        category: str | None,
+        candidate_id: int | None,
+        valid_from: datetime,
+    ) -> int:
+        result = self._conn.execute(
+            facts.insert().values(
+                statement=statement,
+                subject=subject.value,
+                key=key,
+                category=category,
+                candidate_id=candidate_id,
+                status=FactStatus.APPLIED.value,
+                valid_from=valid_from,
+                created_at=self._now,
+            )
+        )
+        return int(result.inserted_primary_key[0])
+
+    def get(self, fact_id: int) -> Fact | None:
+        row = self._conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+        return _fact(row) if row else None
+
+    def by_candidate(self, candidate_id: int) -> Fact | None:
+        row = self._conn.execute(sa.select(facts).where(facts.c.candidate_id == candidate_id)).first()
+        return _fact(row) if row else None
+
+    def all(self, status: FactStatus | None = None) -> list[Fact]:
+        q = sa.select(facts).order_by(facts.c.id)
+        if status is not None:
+            q = q.where(facts.c.status == status.value)
+        return [_fact(r) for r in self._conn.execute(q)]
+
+    def applied_by_key(self, key: str) -> Fact | None:
+        row = self._conn.execute(
+            sa.select(facts).where(facts.c.key == key, facts.c.status == FactStatus.APPLIED.value).limit(1)
+        ).first()
+        return _fact(row) if row else None
+
+    def set_status(
+        self,
+        fact_id: int,
+        status: FactStatus,
+        valid_to: datetime | None,
+        superseded_by: int | None = None,
+    ) -> None:
+        self._conn.execute(
+            facts.update()
+            .where(facts.c.id == fact_id)
+            .values(status=status.value, valid_to=valid_to, superseded_by=superseded_by)
+        )
+
+
+class SqlObservations:
+    def __init__(self, conn: sa.Connection) -> None:
+        self._conn = conn
+
+    def add(self, run_id: int | None, text: str, themes: list[str], at: datetime) -> int:
+        result = self._conn.execute(
+            observations.insert().values(run_id=run_id, text=text, themes=themes, created_at=at)
+        )
+        return int(result.inserted_primary_key[0])
+
+    def all(self) -> list[Observation]:
+        rows = self._conn.execute(sa.select(observations).order_by(observations.c.id.desc()))
+        return [Observation(r.id, r.run_id, r.text, list(r.themes), r.created_at) for r in rows]

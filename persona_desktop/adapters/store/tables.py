@@ -1,0 +1,199 @@
+"""The schema, as SQLAlchemy Core tables. Alembic migrations create and upgrade it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+00:00"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware datetimes stored as fixed-width UTC ISO text, so text order is time order."""
+
+    impl = sa.String(32)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the store; use an aware one")
+        return value.astimezone(UTC).strftime(_FORMAT)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return datetime.strptime(value, _FORMAT).replace(tzinfo=UTC)
+
+
+def utc_text(value: datetime) -> str:
+    return value.astimezone(UTC).strftime(_FORMAT)
+
+
+sources = sa.Table(
+    "sources",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("key", sa.String, nullable=False, unique=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("label", sa.String, nullable=False),
+    sa.Column("meta", sa.JSON, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+fragments = sa.Table(
+    "fragments",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("ref", sa.String, nullable=False, unique=True),
+    sa.Column("source_id", sa.Integer, sa.ForeignKey("sources.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("author", sa.String(16), nullable=False),
+    sa.Column("trust", sa.String(16), nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("captured_at", UTCDateTime, nullable=False),
+    sa.Column("locator", sa.JSON, nullable=False),
+    sa.Column("session", sa.String, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("inserted_at", UTCDateTime, nullable=False),
+    sa.Index("ix_fragments_captured_at", "captured_at"),
+    sa.Index("ix_fragments_source_seq", "source_id", "seq"),
+    sa.Index("ix_fragments_kind_author", "kind", "author", "captured_at"),
+)
+
+sleep_runs = sa.Table(
+    "sleep_runs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("idempotency_key", sa.String, nullable=False, unique=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("holder", sa.String, nullable=False),
+    sa.Column("started_at", UTCDateTime, nullable=False),
+    sa.Column("finished_at", UTCDateTime),
+    sa.Column("counters", sa.JSON, nullable=False),
+    sa.Column("error", sa.Text),
+)
+
+leases = sa.Table(
+    "leases",
+    metadata,
+    sa.Column("name", sa.String, primary_key=True),
+    sa.Column("holder", sa.String, nullable=False),
+    sa.Column("expires_at", UTCDateTime, nullable=False),
+)
+
+cursors = sa.Table(
+    "cursors",
+    metadata,
+    sa.Column("name", sa.String, primary_key=True),
+    sa.Column("value", sa.String, nullable=False),
+)
+
+extracted_documents = sa.Table(
+    "extracted_documents",
+    metadata,
+    sa.Column("digest", sa.String, primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("sleep_runs.id"), nullable=False),
+    sa.Column("ok", sa.Boolean, nullable=False),
+    sa.Column("failures", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("at", UTCDateTime, nullable=False),
+)
+
+candidates = sa.Table(
+    "candidates",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("sleep_runs.id")),
+    sa.Column("origin", sa.String(16), nullable=False),
+    sa.Column("statement", sa.Text, nullable=False),
+    sa.Column("subject", sa.String(16), nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("category", sa.String),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("score", sa.Float),
+    sa.Column("signals", sa.JSON, nullable=False),
+    sa.Column("payload", sa.JSON, nullable=False),
+    sa.Column("supersedes_fact_id", sa.Integer),  # no FK: facts -> candidates already points the other way
+    sa.Column("reason", sa.Text),
+    sa.Column("refs_rejected", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("scored", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("decided_at", UTCDateTime),
+    sa.Index("ix_candidates_status", "status"),
+    sa.Index("ix_candidates_key", "key", "subject"),
+)
+
+evidence = sa.Table(
+    "evidence",
+    metadata,
+    sa.Column(
+        "candidate_id", sa.Integer, sa.ForeignKey("candidates.id", ondelete="CASCADE"), primary_key=True
+    ),
+    sa.Column(
+        "fragment_id", sa.Integer, sa.ForeignKey("fragments.id", ondelete="RESTRICT"), primary_key=True
+    ),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("sleep_runs.id")),
+    sa.Index("ix_evidence_fragment", "fragment_id"),
+)
+
+facts = sa.Table(
+    "facts",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("candidate_id", sa.Integer, sa.ForeignKey("candidates.id"), unique=True),
+    sa.Column("statement", sa.Text, nullable=False),
+    sa.Column("subject", sa.String(16), nullable=False),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("category", sa.String),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("valid_from", UTCDateTime, nullable=False),
+    sa.Column("valid_to", UTCDateTime),
+    sa.Column("superseded_by", sa.Integer, sa.ForeignKey("facts.id")),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Index("ix_facts_status_key", "status", "key"),
+)
+
+observations = sa.Table(
+    "observations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("sleep_runs.id")),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("themes", sa.JSON, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)
+
+revisions = sa.Table(
+    "revisions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("at", UTCDateTime, nullable=False),
+    sa.Column("actor", sa.String(16), nullable=False),
+    sa.Column("action", sa.String(40), nullable=False),
+    sa.Column("entity", sa.String(24), nullable=False),
+    sa.Column("entity_id", sa.Integer),
+    sa.Column("run_id", sa.Integer),
+    sa.Column("data", sa.JSON, nullable=False),
+    sa.Index("ix_revisions_action", "action"),
+)
+
+key_values = sa.Table(
+    "key_values",
+    metadata,
+    sa.Column("key", sa.String, primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)

@@ -1,0 +1,1 @@
+"""Screen and speech capture loops: Qt-free, off the GUI thread, pausable."""

@@ -1,0 +1,473 @@
+"""Typed, validated settings stored as one JSON file in the user config dir.
+
+Every key has a type, a default and a check; `set` refuses a bad value with a
+message naming the key and what is allowed, and never writes a half-valid file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from persona_desktop.domain.scoring import DEFAULT_WEIGHTS, SIGNALS, normalize_weights
+from persona_desktop.errors import ConfigError
+
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+SETTINGS_FILE = "settings.json"
+
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str
+    kind: type
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] | None = None
+    pattern: re.Pattern[str] | None = None
+    pattern_help: str = ""
+
+    def allowed(self) -> str:
+        if self.kind is bool:
+            return "true or false"
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.pattern is not None:
+            return self.pattern_help
+        if self.kind is list:
+            return "a comma-separated list or a JSON list of strings"
+        if self.kind in (int, float):
+            name = "an integer" if self.kind is int else "a number"
+            if self.minimum is not None and self.maximum is not None:
+                return f"{name} from {_fmt(self.minimum)} to {_fmt(self.maximum)}"
+            if self.minimum is not None:
+                return f"{name} of at least {_fmt(self.minimum)}"
+            return name
+        return "a string"
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _s(key: str, kind: type, default: Any, help: str, **kw: Any) -> Setting:
+    return Setting(key, kind, default, help, **kw)
+
+
+SETTINGS: dict[str, Setting] = {
+    s.key: s
+    for s in [
+        _s("sleep.enabled", bool, False, "Master switch of the nightly sleep cycle (off by default)."),
+        _s(
+            "sleep.quiet_minutes",
+            int,
+            60,
+            "Minutes without owner activity before a cycle may run.",
+            minimum=0,
+            maximum=1440,
+        ),
+        _s(
+            "sleep.period_days", int, 7, "How many days back a cycle reads fragments.", minimum=1, maximum=365
+        ),
+        _s(
+            "sleep.max_documents",
+            int,
+            24,
+            "At most this many documents (LLM calls) per run.",
+            minimum=1,
+            maximum=1000,
+        ),
+        _s(
+            "sleep.threshold",
+            float,
+            0.6,
+            "Score at or above which a proven owner fact applies by itself.",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        _s(
+            "sleep.review_floor",
+            float,
+            0.3,
+            "Candidates scoring below this are dropped, not reviewed.",
+            minimum=0.0,
+            maximum=1.0,
+        ),
+        *[
+            _s(
+                f"sleep.weights.{name}",
+                float,
+                DEFAULT_WEIGHTS[name],
+                f"Weight of the {name} signal (weights are renormalized to sum 1).",
+                minimum=0.0,
+                maximum=1.0,
+            )
+            for name in SIGNALS
+        ],
+        _s(
+            "sleep.window_start",
+            str,
+            "02:00",
+            "Start of the nightly window (HH:MM, local time).",
+            pattern=_HHMM,
+            pattern_help="a time as HH:MM",
+        ),
+        _s(
+            "sleep.window_end",
+            str,
+            "05:00",
+            "End of the nightly window (HH:MM, local time).",
+            pattern=_HHMM,
+            pattern_help="a time as HH:MM",
+        ),
+        _s(
+            "sleep.lease_seconds",
+            int,
+            900,
+            "How long a runner's lease lasts without renewal.",
+            minimum=10,
+            maximum=86400,
+        ),
+        _s("ollama.host", str, "", "Ollama host URL; empty means OLLAMA_HOST, else http://127.0.0.1:11434."),
+        _s("ollama.model", str, "llama3.1:8b", "Model name as `ollama list` shows it."),
+        _s(
+            "ollama.timeout_seconds",
+            float,
+            120.0,
+            "Seconds to wait for one LLM reply.",
+            minimum=1.0,
+            maximum=3600.0,
+        ),
+        _s(
+            "ollama.retries",
+            int,
+            2,
+            "Retries of a transient LLM error (connection, timeout, 5xx).",
+            minimum=0,
+            maximum=10,
+        ),
+        _s(
+            "ollama.retry_backoff_seconds",
+            float,
+            1.0,
+            "First retry delay; doubles each retry.",
+            minimum=0.0,
+            maximum=600.0,
+        ),
+        _s("capture.screen_enabled", bool, False, "Capture the screen (off by default)."),
+        _s(
+            "capture.interval_seconds",
+            float,
+            10.0,
+            "Seconds between screen grabs.",
+            minimum=1.0,
+            maximum=3600.0,
+        ),
+        _s(
+            "capture.max_gap_seconds",
+            float,
+            300.0,
+            "Force an OCR pass after this many seconds even if nothing changed.",
+            minimum=10.0,
+            maximum=86400.0,
+        ),
+        _s(
+            "capture.ocr_languages",
+            str,
+            "eng",
+            "Tesseract languages, e.g. eng or eng+rus.",
+            pattern=re.compile(r"^[a-z_]{3,}(\+[a-z_]{3,})*$"),
+            pattern_help="Tesseract language codes joined by +, e.g. eng+rus",
+        ),
+        _s(
+            "capture.ocr_min_confidence",
+            float,
+            50.0,
+            "OCR lines below this mean confidence are dropped as noise.",
+            minimum=0.0,
+            maximum=100.0,
+        ),
+        _s(
+            "capture.exclude_apps",
+            list,
+            [
+                "keepassxc",
+                "keepass",
+                "1password",
+                "bitwarden",
+                "lastpass",
+                "enpass",
+                "seahorse",
+                "gnome-keyring",
+            ],
+            "Applications never captured (matched against the window class, case-insensitive).",
+        ),
+        _s(
+            "capture.exclude_titles",
+            list,
+            ["password", "private browsing", "incognito", "inprivate", "keepassxc", "1password", "bitwarden"],
+            "Windows never captured when the title contains one of these (case-insensitive).",
+        ),
+        _s(
+            "capture.keep_images",
+            bool,
+            False,
+            "Keep a downscaled, redacted crop of each capture for provenance.",
+        ),
+        _s("capture.image_retention_days", int, 7, "Days kept screen crops live.", minimum=1, maximum=3650),
+        _s(
+            "capture.text_retention_days",
+            int,
+            30,
+            "Days kept screen and speech text live (fragments cited by a fact are kept).",
+            minimum=1,
+            maximum=3650,
+        ),
+        _s("capture.speech_enabled", bool, False, "Capture speech from the microphone (off by default)."),
+        _s("capture.microphone", str, "", "Microphone name; empty means the system default."),
+        _s(
+            "capture.keep_audio",
+            bool,
+            False,
+            "Keep compressed audio clips of speech segments for provenance.",
+        ),
+        _s("capture.audio_retention_days", int, 7, "Days kept speech clips live.", minimum=1, maximum=3650),
+        _s(
+            "capture.whisper_model",
+            str,
+            "",
+            "faster-whisper model name or folder; empty means the bundled tiny.en.",
+        ),
+        _s(
+            "capture.whisper_language",
+            str,
+            "",
+            "Spoken language code for a multilingual model; empty means auto (tiny.en is English only).",
+        ),
+        _s(
+            "review.enabled",
+            bool,
+            False,
+            "Review the live chat for memories every few turns (off by default).",
+        ),
+        _s(
+            "review.memory_interval",
+            int,
+            10,
+            "Owner turns between two memory reviews.",
+            minimum=1,
+            maximum=1000,
+        ),
+        _s(
+            "review.skill_interval",
+            int,
+            10,
+            "Turns or tool iterations between two skill reviews.",
+            minimum=1,
+            maximum=1000,
+        ),
+        _s("review.allowed_toolsets", list, ["memory"], "Tool sets the reviewer may use: memory, skills."),
+        _s(
+            "review.max_iterations",
+            int,
+            16,
+            "At most this many reviewer tool rounds.",
+            minimum=1,
+            maximum=200,
+        ),
+        _s(
+            "review.timeout_seconds",
+            float,
+            180.0,
+            "A review still running after this is cancelled.",
+            minimum=5.0,
+            maximum=3600.0,
+        ),
+        _s(
+            "review.memory_prompt_path",
+            str,
+            "",
+            "Own memory review prompt file; empty means the built-in one.",
+        ),
+        _s(
+            "review.skill_prompt_path", str, "", "Own skill review prompt file; empty means the built-in one."
+        ),
+        _s(
+            "review.combined_prompt_path",
+            str,
+            "",
+            "Own combined review prompt file; empty means the built-in one.",
+        ),
+        _s(
+            "chat.include_observations",
+            bool,
+            False,
+            "Let the chat prompt carry observations, marked as unverified hypotheses.",
+        ),
+        _s("export.enabled", bool, False, "Mirror approved facts and skills into a Markdown folder."),
+        _s("export.path", str, "", "Folder for the Markdown export (an Obsidian vault works)."),
+        _s("app.first_run_done", bool, False, "The first-run explanation has been shown."),
+        _s("app.start_at_login", bool, False, "Start Persona Desktop at login (XDG autostart)."),
+    ]
+}
+
+
+def _parse(setting: Setting, value: Any) -> Any:
+    key, kind = setting.key, setting.kind
+    bad = ConfigError(f"{key}: {value!r} is not valid; allowed: {setting.allowed()}")
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in (
+            "true",
+            "false",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "1",
+            "0",
+        ):
+            return value.strip().lower() in ("true", "yes", "on", "1")
+        raise bad
+    if kind in (int, float):
+        if isinstance(value, bool):
+            raise bad
+        try:
+            number: float = kind(value) if not isinstance(value, str) else kind(value.strip())
+        except (TypeError, ValueError):
+            raise bad from None
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            raise bad
+        if setting.minimum is not None and number < setting.minimum:
+            raise bad
+        if setting.maximum is not None and number > setting.maximum:
+            raise bad
+        return number
+    if kind is list:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    raise bad from None
+            else:
+                value = [p.strip() for p in text.split(",") if p.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad
+        return list(value)
+    if not isinstance(value, str):
+        raise bad
+    if setting.choices and value not in setting.choices:
+        raise bad
+    if setting.pattern is not None and value and not setting.pattern.match(value):
+        raise bad
+    return value
+
+
+class Settings:
+    """The owner's settings: defaults overlaid with what the file holds."""
+
+    def __init__(self, path: Path | None, values: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self._values: dict[str, Any] = dict(values or {})
+
+    @classmethod
+    def load(cls, path: Path) -> Settings:
+        if not path.exists():
+            return cls(path)
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"settings file {path} cannot be read: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"settings file {path} must hold a JSON object")
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            setting = SETTINGS.get(key)
+            if setting is None:
+                continue  # a key from a newer or older version: ignored, kept on disk
+            try:
+                values[key] = _parse(setting, value)
+            except ConfigError as exc:
+                raise ConfigError(f"settings file {path}: {exc}") from None
+        return cls(path, values)
+
+    def get(self, key: str) -> Any:
+        setting = SETTINGS.get(key)
+        if setting is None:
+            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(SETTINGS))}")
+        return self._values.get(key, setting.default)
+
+    def set(self, key: str, value: Any) -> Any:
+        """Validate and store one value (in memory; `save()` writes the file)."""
+        setting = SETTINGS.get(key)
+        if setting is None:
+            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(SETTINGS))}")
+        parsed = _parse(setting, value)
+        if key.startswith("sleep.weights."):
+            trial = self.weights_raw() | {key.removeprefix("sleep.weights."): parsed}
+            if sum(trial.values()) <= 0:
+                raise ConfigError(f"{key}: the six weights must not all be 0")
+        self._values[key] = parsed
+        return parsed
+
+    def validate(self, key: str, value: Any) -> Any:
+        """Check a value without storing it (for as-you-type validation)."""
+        setting = SETTINGS.get(key)
+        if setting is None:
+            raise ConfigError(f"unknown setting {key!r}")
+        return _parse(setting, value)
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        existing: dict[str, Any] = {}
+        if self.path.exists():
+            try:
+                loaded = json.loads(self.path.read_text(encoding="utf-8"))
+                existing = loaded if isinstance(loaded, dict) else {}
+            except (OSError, json.JSONDecodeError):
+                existing = {}
+        data = existing | self._values
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".settings-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, self.path)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: self.get(key) for key in SETTINGS}
+
+    def weights_raw(self) -> dict[str, float]:
+        return {name: float(self.get(f"sleep.weights.{name}")) for name in SIGNALS}
+
+    def weights(self) -> dict[str, float]:
+        return normalize_weights(self.weights_raw())
+
+    def ollama_host(self) -> str:
+        host = str(self.get("ollama.host")) or os.environ.get("OLLAMA_HOST", "") or DEFAULT_OLLAMA_HOST
+        return host if "://" in host else f"http://{host}"
+
+    def format(self, key: str) -> str:
+        value = self.get(key)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return ",".join(value)
+        return str(value)
+
+
+SettingsSaver = Callable[[Settings], None]

@@ -1,0 +1,91 @@
+"""Cutting new fragments into documents for phase 1, and the cursor rule.
+
+A document is a run of fragments from one source session and one day, at most
+`max_lines` lines, written one fragment per line as ``[<ref>] <text>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from persona_desktop.domain.model import Author, Fragment
+
+MAX_LINES = 60
+MAX_CHARS = 6000
+MAX_LINE_CHARS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    fragments: tuple[Fragment, ...]
+
+    @property
+    def min_id(self) -> int:
+        return min(f.id for f in self.fragments)
+
+    @property
+    def refs(self) -> frozenset[str]:
+        return frozenset(f.ref for f in self.fragments)
+
+    @property
+    def has_non_assistant(self) -> bool:
+        return any(f.author is not Author.ASSISTANT for f in self.fragments)
+
+    def lines(self) -> list[str]:
+        return [f"[{f.ref}] {_one_line(f.text)}" for f in self.fragments]
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for f in self.fragments:
+            h.update(f"{f.id}\x1f{f.ref}\x1f{f.text}\x1e".encode())
+        return h.hexdigest()[:32]
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= MAX_LINE_CHARS else flat[: MAX_LINE_CHARS - 1] + "…"
+
+
+def build_documents(fragments: Iterable[Fragment]) -> list[Document]:
+    """Group fragments (in id order) by source, session and day; cut long groups.
+
+    Documents come back ordered by their smallest fragment id, which is what the
+    cursor rule relies on.
+    """
+    groups: dict[tuple[int, str, str], list[Fragment]] = {}
+    for f in sorted(fragments, key=lambda f: f.id):
+        day = f.captured_at.date().isoformat()
+        groups.setdefault((f.source_id, f.session, day), []).append(f)
+    docs: list[Document] = []
+    for members in groups.values():
+        members.sort(key=lambda f: (f.captured_at, f.seq, f.id))
+        chunk: list[Fragment] = []
+        size = 0
+        for f in members:
+            line = min(len(f.text), MAX_LINE_CHARS) + len(f.ref) + 3
+            if chunk and (len(chunk) >= MAX_LINES or size + line > MAX_CHARS):
+                docs.append(Document(tuple(chunk)))
+                chunk, size = [], 0
+            chunk.append(f)
+            size += line
+        if chunk:
+            docs.append(Document(tuple(chunk)))
+    docs.sort(key=lambda d: d.min_id)
+    return docs
+
+
+def next_cursor(current: int, scanned_max_id: int, unfinished: Iterable[Document]) -> int:
+    """The cursor may move up to, never past, the first document not finished.
+
+    Every fragment id at or below the result belongs to a finished document or
+    was outside the period: unfinished documents all start above it.
+    """
+    firsts = [d.min_id for d in unfinished]
+    if not firsts:
+        return max(current, scanned_max_id)
+    return max(current, min(firsts) - 1)

@@ -1,0 +1,184 @@
+"""The records memory is made of, as plain immutable values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Kind(StrEnum):
+    CHAT = "chat"
+    SCREEN = "screen"
+    SPEECH = "speech"
+
+
+class Author(StrEnum):
+    OWNER = "owner"
+    ASSISTANT = "assistant"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+
+
+class Trust(StrEnum):
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+
+
+class Subject(StrEnum):
+    OWNER = "owner"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+
+
+class CandidateStatus(StrEnum):
+    PENDING = "pending"
+    APPLIED = "applied"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    DROPPED = "dropped"
+
+
+class FactStatus(StrEnum):
+    APPLIED = "applied"
+    SUPERSEDED = "superseded"
+    REVERTED = "reverted"
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    DEFERRED = "deferred"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    DISABLED = "disabled"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Where fragments come from: one chat, one screen capture, one recording.
+
+    `key` is stable across re-imports (e.g. ``chat:tg:123``) so that the same
+    source ingested twice maps to the same row.
+    """
+
+    key: str
+    kind: Kind
+    label: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class NewFragment:
+    """A fragment as captured, before it has a row id."""
+
+    ref: str
+    kind: Kind
+    author: Author
+    trust: Trust
+    text: str
+    captured_at: datetime
+    locator: dict[str, Any]
+    session: str
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    id: int
+    ref: str
+    kind: Kind
+    author: Author
+    trust: Trust
+    text: str
+    captured_at: datetime
+    locator: dict[str, Any]
+    session: str
+    source_id: int
+    seq: int = 0
+
+    @property
+    def is_owner_trusted(self) -> bool:
+        return self.author is Author.OWNER and self.trust is Trust.TRUSTED
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A proposed durable fact, with its score once phase 3 has seen it."""
+
+    id: int
+    statement: str
+    subject: Subject
+    key: str
+    status: CandidateStatus
+    category: str | None
+    score: float | None
+    signals: dict[str, float]
+    origin: str
+    run_id: int | None
+    supersedes_fact_id: int | None
+    reason: str | None
+    payload: dict[str, Any]
+    created_at: datetime
+    scored: bool
+    refs_rejected: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    id: int
+    statement: str
+    subject: Subject
+    key: str
+    status: FactStatus
+    category: str | None
+    candidate_id: int | None
+    valid_from: datetime
+    valid_to: datetime | None
+    superseded_by: int | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A phase-2 hypothesis about a period. Never a fact, never in the prompt as one."""
+
+    id: int
+    run_id: int | None
+    text: str
+    themes: list[str]
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One append-only journal entry."""
+
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    entity: str
+    entity_id: int | None
+    run_id: int | None
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SleepRun:
+    id: int
+    idempotency_key: str
+    status: RunStatus
+    holder: str
+    started_at: datetime
+    finished_at: datetime | None
+    counters: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    holder: str
+    expires_at: datetime

@@ -1,0 +1,36 @@
+"""User-facing errors: the environment's or the input's fault, written for a person.
+
+Anything else that escapes is a bug and is left to the crash handler.
+"""
+
+
+class PersonaError(Exception):
+    """An error the owner can act on; its message is one line, shown as-is."""
+
+
+class ConfigError(PersonaError):
+    """A settings key or value is wrong."""
+
+
+class ImportFormatError(PersonaError):
+    """A chat export, image or audio file cannot be read."""
+
+
+class LLMError(PersonaError):
+    """The LLM host could not answer."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying: connection refused, timeout, 5xx."""
+
+
+class NotFoundError(PersonaError):
+    """An id given by the owner does not exist."""
+
+
+class StateError(PersonaError):
+    """The action does not fit the current state (approving an applied fact, say)."""
+
+
+class CaptureUnavailableError(PersonaError):
+    """Screen or microphone capture cannot work on this system."""

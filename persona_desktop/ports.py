@@ -1,0 +1,220 @@
+"""The ports: what services need from the outside world, as Protocols.
+
+Adapters implement them; only the composition roots (`app.py`, `cli.py`) pick
+which. Services and the ui only ever see these types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+
+from persona_desktop.domain.model import (
+    Candidate,
+    CandidateStatus,
+    Fact,
+    FactStatus,
+    Fragment,
+    Kind,
+    NewFragment,
+    Observation,
+    Revision,
+    RunStatus,
+    SleepRun,
+    SourceInfo,
+    Subject,
+)
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class LLM(Protocol):
+    """A local chat model that answers in JSON shaped by a schema."""
+
+    host: str
+    model: str
+
+    def chat_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any]) -> str:
+        """Return the reply's content. Raises TransientLLMError or LLMError."""
+        ...
+
+    def list_models(self) -> list[str]: ...
+
+
+class SourceRepository(Protocol):
+    def upsert(self, source: SourceInfo) -> int: ...
+    def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None: ...
+
+
+class FragmentRepository(Protocol):
+    def add_many(self, source_id: int, fragments: Sequence[NewFragment]) -> int:
+        """Insert those whose ref is new; return how many were inserted."""
+        ...
+
+    def by_refs(self, refs: Sequence[str]) -> dict[str, Fragment]: ...
+    def by_ids(self, ids: Sequence[int]) -> list[Fragment]: ...
+    def after(self, cursor: int, since: datetime) -> Iterator[Fragment]: ...
+    def max_id(self) -> int: ...
+    def all(self, kind: Kind | None = None, limit: int | None = None) -> list[Fragment]: ...
+    def around(self, fragment: Fragment, before: int, after: int) -> list[Fragment]: ...
+    def last_owner_chat_at(self) -> datetime | None: ...
+    def of_source(self, source_id: int) -> list[Fragment]: ...
+
+
+class CandidateRepository(Protocol):
+    def add(
+        self,
+        *,
+        statement: str,
+        subject: Subject,
+        key: str,
+        category: str | None,
+        origin: str,
+        run_id: int | None,
+        payload: dict[str, Any],
+        supersedes_fact_id: int | None,
+        created_at: datetime,
+    ) -> int: ...
+
+    def get(self, candidate_id: int) -> Candidate | None: ...
+    def open_by_key(self, key: str, subject: Subject) -> Candidate | None: ...
+    def all(self, status: CandidateStatus | None = None) -> list[Candidate]: ...
+    def unscored(self) -> list[Candidate]: ...
+    def mark_unscored(self, candidate_id: int) -> None: ...
+    def note_rejected_refs(self, candidate_id: int, count: int) -> None: ...
+    def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None: ...
+
+    def set_scored(
+        self,
+        candidate_id: int,
+        *,
+        status: CandidateStatus,
+        score: float,
+        signals: dict[str, float],
+        reason: str,
+        supersedes_fact_id: int | None,
+    ) -> None: ...
+
+    def set_status(
+        self, candidate_id: int, status: CandidateStatus, reason: str | None, at: datetime
+    ) -> None: ...
+
+    def set_statement(self, candidate_id: int, statement: str, key: str) -> None: ...
+    def add_evidence(self, candidate_id: int, fragment_ids: Sequence[int], run_id: int | None) -> int: ...
+    def evidence(self, candidate_id: int) -> list[Fragment]: ...
+    def evidence_documents(self, candidate_id: int) -> int: ...
+    def count(self) -> int: ...
+
+
+class FactRepository(Protocol):
+    def add(
+        self,
+        *,
+        statement: str,
+        subject: Subject,
+        key: str,
+        category: str | None,
+        candidate_id: int | None,
+        valid_from: datetime,
+    ) -> int: ...
+
+    def get(self, fact_id: int) -> Fact | None: ...
+    def by_candidate(self, candidate_id: int) -> Fact | None: ...
+    def all(self, status: FactStatus | None = None) -> list[Fact]: ...
+    def applied_by_key(self, key: str) -> Fact | None: ...
+
+    def set_status(
+        self,
+        fact_id: int,
+        status: FactStatus,
+        valid_to: datetime | None,
+        superseded_by: int | None = None,
+    ) -> None: ...
+
+
+class ObservationRepository(Protocol):
+    def add(self, run_id: int | None, text: str, themes: list[str], at: datetime) -> int: ...
+    def all(self) -> list[Observation]: ...
+
+
+class RunRepository(Protocol):
+    def create(self, key: str, holder: str, at: datetime) -> int: ...
+    def get(self, run_id: int) -> SleepRun | None: ...
+    def by_key(self, key: str) -> SleepRun | None: ...
+    def latest(self) -> SleepRun | None: ...
+
+    def finish(
+        self,
+        run_id: int,
+        status: RunStatus,
+        at: datetime,
+        counters: dict[str, Any],
+        error: str | None,
+    ) -> None: ...
+
+    def set_holder(self, run_id: int, holder: str) -> None: ...
+    def record_document(self, digest: str, run_id: int, ok: bool, at: datetime) -> int:
+        """Record an extraction attempt; return the failed attempts so far."""
+        ...
+
+    def document_done(self, digest: str) -> bool: ...
+
+
+class LeaseRepository(Protocol):
+    def acquire(self, name: str, holder: str, now: datetime, ttl_s: float) -> str | None:
+        """Take the lease if free, expired or held by a dead local process.
+
+        Returns None on success, else the current holder.
+        """
+        ...
+
+    def renew(self, name: str, holder: str, now: datetime, ttl_s: float) -> bool: ...
+    def release(self, name: str, holder: str) -> None: ...
+
+
+class KeyValueRepository(Protocol):
+    def get(self, key: str) -> str | None: ...
+    def set(self, key: str, value: str) -> None: ...
+
+
+class Journal(Protocol):
+    def append(
+        self,
+        *,
+        at: datetime,
+        actor: str,
+        action: str,
+        entity: str,
+        entity_id: int | None = None,
+        run_id: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> int: ...
+
+    def all(self, limit: int | None = None, actions: Sequence[str] | None = None) -> list[Revision]: ...
+    def get(self, revision_id: int) -> Revision | None: ...
+
+
+class UnitOfWork(Protocol):
+    """One transaction: committed by `commit()`, rolled back otherwise on exit."""
+
+    sources: SourceRepository
+    fragments: FragmentRepository
+    candidates: CandidateRepository
+    facts: FactRepository
+    observations: ObservationRepository
+    runs: RunRepository
+    leases: LeaseRepository
+    kv: KeyValueRepository
+    journal: Journal
+
+    def __enter__(self) -> UnitOfWork: ...
+    def __exit__(self, *exc: object) -> None: ...
+    def commit(self) -> None: ...
+
+
+class UnitOfWorkFactory(Protocol):
+    def __call__(self) -> AbstractContextManager[UnitOfWork]: ...

@@ -1,0 +1,1 @@
+"""The only package that imports PySide6: tray, windows, workers."""

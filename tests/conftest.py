@@ -1,0 +1,112 @@
+"""Shared fixtures: a private data dir per test, the CLI run in-process or as a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from persona_desktop.bootstrap import Runtime, open_runtime
+from persona_desktop.cli import main as cli_main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the real user dirs: settings and data live under tmp_path."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.delenv("PERSONA_DATA_DIR", raising=False)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def runtime(data_dir: Path) -> Iterator[Runtime]:
+    rt = open_runtime(data_dir)
+    yield rt
+    rt.close()
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+class Cli:
+    """Runs `persona-desktop --data-dir DIR ...` in this process (fast) or as a child process."""
+
+    def __init__(self, data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.data_dir = data_dir
+        self._capsys = capsys
+
+    def __call__(self, *args: str) -> CliResult:
+        self._capsys.readouterr()
+        code = cli_main(["--data-dir", str(self.data_dir), *args])
+        captured = self._capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    def process(self, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> CliResult:
+        proc = subprocess.run(
+            [sys.executable, "-m", "persona_desktop", "--data-dir", str(self.data_dir), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
+    return Cli(data_dir, capsys)
+
+
+def chat_line(
+    msg_id: str,
+    text: str,
+    *,
+    role: str = "owner",
+    chat: str = "saved",
+    chat_type: str = "saved",
+    ago: timedelta = timedelta(hours=3),
+    sender: str | None = None,
+) -> str:
+    when = datetime.now(UTC) - ago
+    return json.dumps(
+        {
+            "id": msg_id,
+            "chat": chat,
+            "chat_type": chat_type,
+            "from": sender or {"owner": "Ann", "assistant": "Persona", "other": "Bob"}[role],
+            "role": role,
+            "date": when.isoformat(),
+            "text": text,
+        }
+    )
+
+
+def write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
