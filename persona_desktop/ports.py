@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 from persona_desktop.domain.model import (
     Candidate,
@@ -63,6 +67,9 @@ class FragmentRepository(Protocol):
     def around(self, fragment: Fragment, before: int, after: int) -> list[Fragment]: ...
     def last_owner_chat_at(self) -> datetime | None: ...
     def of_source(self, source_id: int) -> list[Fragment]: ...
+    def delete_source(self, source_id: int) -> int:
+        """Delete a source, its fragments and the evidence rows citing them; return fragments deleted."""
+        ...
 
 
 class CandidateRepository(Protocol):
@@ -108,6 +115,11 @@ class CandidateRepository(Protocol):
     def evidence(self, candidate_id: int) -> list[Fragment]: ...
     def evidence_documents(self, candidate_id: int) -> int: ...
     def count(self) -> int: ...
+    def was_refused(self, key: str) -> bool:
+        """The owner rejected a candidate or reverted a fact with this key before."""
+        ...
+
+    def citing_source(self, source_id: int) -> list[Candidate]: ...
 
 
 class FactRepository(Protocol):
@@ -126,6 +138,8 @@ class FactRepository(Protocol):
     def by_candidate(self, candidate_id: int) -> Fact | None: ...
     def all(self, status: FactStatus | None = None) -> list[Fact]: ...
     def applied_by_key(self, key: str) -> Fact | None: ...
+    def superseded_by(self, fact_id: int) -> list[Fact]: ...
+    def delete(self, fact_id: int) -> None: ...
 
     def set_status(
         self,
@@ -157,6 +171,8 @@ class RunRepository(Protocol):
     ) -> None: ...
 
     def set_holder(self, run_id: int, holder: str) -> None: ...
+    def running(self) -> list[SleepRun]: ...
+    def by_key_prefix(self, prefix: str) -> list[SleepRun]: ...
     def record_document(self, digest: str, run_id: int, ok: bool, at: datetime) -> int:
         """Record an extraction attempt; return the failed attempts so far."""
         ...
@@ -174,6 +190,11 @@ class LeaseRepository(Protocol):
 
     def renew(self, name: str, holder: str, now: datetime, ttl_s: float) -> bool: ...
     def release(self, name: str, holder: str) -> None: ...
+
+
+class CursorRepository(Protocol):
+    def get(self, name: str) -> int: ...
+    def set(self, name: str, value: int) -> None: ...
 
 
 class KeyValueRepository(Protocol):
@@ -208,6 +229,7 @@ class UnitOfWork(Protocol):
     observations: ObservationRepository
     runs: RunRepository
     leases: LeaseRepository
+    cursors: CursorRepository
     kv: KeyValueRepository
     journal: Journal
 
@@ -218,3 +240,42 @@ class UnitOfWork(Protocol):
 
 class UnitOfWorkFactory(Protocol):
     def __call__(self) -> AbstractContextManager[UnitOfWork]: ...
+    def read(self) -> AbstractContextManager[UnitOfWork]: ...
+
+
+# --- speech -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SpokenWord:
+    """One word with its times in seconds from the start of the transcribed audio."""
+
+    word: str
+    start: float
+    end: float
+    probability: float
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechSegment:
+    """One transcribed segment; times in seconds from the start of the audio given."""
+
+    start: float
+    end: float
+    text: str
+    avg_logprob: float
+    no_speech_prob: float
+    compression_ratio: float
+    words: tuple[SpokenWord, ...] = ()
+
+
+class Transcriber(Protocol):
+    """Speech to text: 16 kHz mono float32 samples in, kept segments out (noise filtered)."""
+
+    model_name: str
+
+    def transcribe(self, samples: NDArray[np.float32]) -> list[SpeechSegment]: ...
+
+    def close(self) -> None:
+        """Free the model and stop any idle timer."""
+        ...

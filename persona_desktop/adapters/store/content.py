@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.tables import fragments, sources
+from persona_desktop.adapters.store.tables import evidence, fragments, sources
 from persona_desktop.domain.model import Author, Fragment, Kind, NewFragment, SourceInfo, Trust
 
 _CHUNK = 500
@@ -167,3 +167,10 @@ class SqlFragments:
     def of_source(self, source_id: int) -> list[Fragment]:
         q = sa.select(fragments).where(fragments.c.source_id == source_id).order_by(fragments.c.id)
         return [row_to_fragment(r) for r in self._conn.execute(q)]
+
+    def delete_source(self, source_id: int) -> int:
+        ids = sa.select(fragments.c.id).where(fragments.c.source_id == source_id).scalar_subquery()
+        self._conn.execute(evidence.delete().where(evidence.c.fragment_id.in_(ids)))
+        deleted = self._conn.execute(fragments.delete().where(fragments.c.source_id == source_id)).rowcount
+        self._conn.execute(sources.delete().where(sources.c.id == source_id))
+        return int(deleted)

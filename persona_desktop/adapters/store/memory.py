@@ -203,6 +203,24 @@ class SqlCandidates:
     def count(self) -> int:
         return int(self._conn.execute(sa.select(sa.func.count()).select_from(candidates)).scalar_one())
 
+    def was_refused(self, key: str) -> bool:
+        rejected = sa.select(candidates.c.id).where(
+            candidates.c.key == key, candidates.c.status == CandidateStatus.REJECTED.value
+        )
+        reverted = sa.select(facts.c.id).where(
+            facts.c.key == key, facts.c.status == FactStatus.REVERTED.value
+        )
+        return self._conn.execute(sa.union_all(rejected, reverted).limit(1)).first() is not None
+
+    def citing_source(self, source_id: int) -> list[Candidate]:
+        ids = (
+            sa.select(evidence.c.candidate_id)
+            .join(fragments, fragments.c.id == evidence.c.fragment_id)
+            .where(fragments.c.source_id == source_id)
+        )
+        q = sa.select(candidates).where(candidates.c.id.in_(ids)).order_by(candidates.c.id)
+        return [_candidate(r) for r in self._conn.execute(q)]
+
 
 class SqlFacts:
     def __init__(self, conn: sa.Connection, now: datetime) -> None:
@@ -252,6 +270,14 @@ class SqlFacts:
             sa.select(facts).where(facts.c.key == key, facts.c.status == FactStatus.APPLIED.value).limit(1)
         ).first()
         return _fact(row) if row else None
+
+    def superseded_by(self, fact_id: int) -> list[Fact]:
+        q = sa.select(facts).where(facts.c.superseded_by == fact_id).order_by(facts.c.id)
+        return [_fact(r) for r in self._conn.execute(q)]
+
+    def delete(self, fact_id: int) -> None:
+        self._conn.execute(facts.update().where(facts.c.superseded_by == fact_id).values(superseded_by=None))
+        self._conn.execute(facts.delete().where(facts.c.id == fact_id))
 
     def set_status(
         self,

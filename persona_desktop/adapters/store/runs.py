@@ -11,6 +11,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.tables import (
+    cursors,
     extracted_documents,
     key_values,
     leases,
@@ -68,6 +69,27 @@ class SqlRuns:
 
     def set_holder(self, run_id: int, holder: str) -> None:
         self._conn.execute(sleep_runs.update().where(sleep_runs.c.id == run_id).values(holder=holder))
+
+    def running(self) -> list[SleepRun]:
+        q = (
+            sa.select(sleep_runs)
+            .where(sleep_runs.c.status == RunStatus.RUNNING.value)
+            .order_by(sleep_runs.c.id)
+        )
+        return [_run(r) for r in self._conn.execute(q)]
+
+    def by_key_prefix(self, prefix: str) -> list[SleepRun]:
+        q = (
+            sa.select(sleep_runs)
+            .where(
+                sa.or_(
+                    sleep_runs.c.idempotency_key == prefix,
+                    sleep_runs.c.idempotency_key.startswith(prefix + "#"),
+                )
+            )
+            .order_by(sleep_runs.c.id)
+        )
+        return [_run(r) for r in self._conn.execute(q)]
 
     def record_document(self, digest: str, run_id: int, ok: bool, at: datetime) -> int:
         row = self._conn.execute(
@@ -142,6 +164,20 @@ class SqlLeases:
 
     def release(self, name: str, holder: str) -> None:
         self._conn.execute(leases.delete().where(leases.c.name == name, leases.c.holder == holder))
+
+
+class SqlCursors:
+    def __init__(self, conn: sa.Connection) -> None:
+        self._conn = conn
+
+    def get(self, name: str) -> int:
+        value = self._conn.execute(sa.select(cursors.c.value).where(cursors.c.name == name)).scalar()
+        return int(value) if value is not None else 0
+
+    def set(self, name: str, value: int) -> None:
+        updated = self._conn.execute(cursors.update().where(cursors.c.name == name).values(value=str(value)))
+        if updated.rowcount == 0:
+            self._conn.execute(cursors.insert().values(name=name, value=str(value)))
 
 
 class SqlKeyValues:

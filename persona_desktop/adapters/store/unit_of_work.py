@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
-from persona_desktop.adapters.store.runs import SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
+from persona_desktop.adapters.store.runs import SqlCursors, SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
 
 
 class SqlUnitOfWork:
@@ -38,6 +38,7 @@ class SqlUnitOfWork:
         self.observations = SqlObservations(conn)
         self.runs = SqlRuns(conn)
         self.leases = SqlLeases(conn)
+        self.cursors = SqlCursors(conn)
         self.kv = SqlKeyValues(conn)
         self.journal = SqlJournal(conn)
         return self

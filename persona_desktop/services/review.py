@@ -1,0 +1,269 @@
+"""The owner's decisions: approve (optionally edited), reject, undo, revert, forget a source.
+
+Every decision is journaled; `undo` reverses the newest decision not yet undone,
+so pressing it repeatedly walks back through history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment
+from persona_desktop.domain.text import statement_key
+from persona_desktop.errors import NotFoundError, StateError
+from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
+
+DECISIONS = ("candidate.approved", "candidate.rejected", "fact.reverted", "source.forgotten")
+UNDO = "decision.undone"
+_DECIDABLE = (CandidateStatus.PENDING, CandidateStatus.DROPPED)
+
+
+def _candidate(uow: UnitOfWork, candidate_id: int) -> Candidate:
+    candidate = uow.candidates.get(candidate_id)
+    if candidate is None:
+        raise NotFoundError(f"no candidate with id {candidate_id}")
+    return candidate
+
+
+def _fact(uow: UnitOfWork, fact_id: int) -> Fact:
+    fact = uow.facts.get(fact_id)
+    if fact is None:
+        raise NotFoundError(f"no fact with id {fact_id}")
+    return fact
+
+
+def _apply_candidate(uow: UnitOfWork, candidate: Candidate, statement: str, at: datetime) -> dict[str, Any]:
+    key = statement_key(statement)
+    known = uow.facts.applied_by_key(key)
+    if known is not None:
+        raise StateError(f"candidate {candidate.id} is already known as fact {known.id}")
+    superseded: list[int] = []
+    target = candidate.supersedes_fact_id
+    if target is not None:
+        old = uow.facts.get(target)
+        if old is not None and old.status is FactStatus.APPLIED:
+            superseded.append(old.id)
+    fact_id = uow.facts.add(
+        statement=statement,
+        subject=candidate.subject,
+        key=key,
+        category=candidate.category,
+        candidate_id=candidate.id,
+        valid_from=at,
+    )
+    for old_id in superseded:
+        uow.facts.set_status(old_id, FactStatus.SUPERSEDED, at, superseded_by=fact_id)
+    return {"fact_id": fact_id, "superseded": superseded}
+
+
+def approve(
+    uow_factory: UnitOfWorkFactory, candidate_id: int, at: datetime, statement: str | None = None
+) -> int:
+    """Approve a waiting candidate, optionally with the owner's own wording; returns the fact id."""
+    with uow_factory() as uow:
+        candidate = _candidate(uow, candidate_id)
+        if candidate.status not in _DECIDABLE:
+            raise StateError(f"candidate {candidate_id} is {candidate.status.value}, not waiting for review")
+        text = " ".join((statement or candidate.statement).split())
+        if not text:
+            raise StateError("an approved fact needs a statement")
+        data: dict[str, Any] = {"statement": text, "previous_status": candidate.status.value}
+        if text != candidate.statement:
+            data["edited_from"] = candidate.statement
+            uow.candidates.set_statement(candidate_id, text, statement_key(text))
+        data.update(_apply_candidate(uow, candidate, text, at))
+        uow.candidates.set_status(candidate_id, CandidateStatus.APPROVED, None, at)
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action="candidate.approved",
+            entity="candidate",
+            entity_id=candidate_id,
+            data=data,
+        )
+        uow.commit()
+        return int(data["fact_id"])
+
+
+def reject(uow_factory: UnitOfWorkFactory, candidate_id: int, at: datetime) -> None:
+    with uow_factory() as uow:
+        candidate = _candidate(uow, candidate_id)
+        if candidate.status not in _DECIDABLE:
+            raise StateError(f"candidate {candidate_id} is {candidate.status.value}, not waiting for review")
+        uow.candidates.set_status(candidate_id, CandidateStatus.REJECTED, None, at)
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action="candidate.rejected",
+            entity="candidate",
+            entity_id=candidate_id,
+            data={"statement": candidate.statement, "previous_status": candidate.status.value},
+        )
+        uow.commit()
+
+
+def _revert(uow: UnitOfWork, fact: Fact, at: datetime) -> list[int]:
+    uow.facts.set_status(fact.id, FactStatus.REVERTED, at, superseded_by=fact.superseded_by)
+    restored = []
+    for old in uow.facts.superseded_by(fact.id):
+        if old.status is FactStatus.SUPERSEDED:
+            uow.facts.set_status(old.id, FactStatus.APPLIED, None, None)
+            restored.append(old.id)
+    return restored
+
+
+def revert_fact(uow_factory: UnitOfWorkFactory, fact_id: int, at: datetime) -> None:
+    """Roll a fact back; a fact it had superseded becomes current again."""
+    with uow_factory() as uow:
+        fact = _fact(uow, fact_id)
+        if fact.status is not FactStatus.APPLIED:
+            raise StateError(f"fact {fact_id} is {fact.status.value}, not applied")
+        restored = _revert(uow, fact, at)
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action="fact.reverted",
+            entity="fact",
+            entity_id=fact_id,
+            data={"statement": fact.statement, "restored": restored},
+        )
+        uow.commit()
+
+
+def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) -> dict[str, int]:
+    """Forget everything learned from a source: revert its facts, drop its candidates, delete its fragments.
+
+    Not undoable: the fragments are gone. The journal keeps what was forgotten.
+    """
+    with uow_factory() as uow:
+        found = uow.sources.get(source_id)
+        if found is None:
+            raise NotFoundError(f"no source with id {source_id}")
+        info, _ = found
+        reverted: list[int] = []
+        dropped: list[int] = []
+        for candidate in uow.candidates.citing_source(source_id):
+            fact = uow.facts.by_candidate(candidate.id)
+            if fact is not None and fact.status is FactStatus.APPLIED:
+                _revert(uow, fact, at)
+                reverted.append(fact.id)
+            if candidate.status is CandidateStatus.PENDING:
+                uow.candidates.set_status(
+                    candidate.id, CandidateStatus.DROPPED, f"source {info.key} forgotten", at
+                )
+                dropped.append(candidate.id)
+        deleted = uow.fragments.delete_source(source_id)
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action="source.forgotten",
+            entity="source",
+            entity_id=source_id,
+            data={
+                "source": info.key,
+                "label": info.label,
+                "fragments": deleted,
+                "reverted": reverted,
+                "dropped": dropped,
+            },
+        )
+        uow.commit()
+    return {"fragments": deleted, "facts_reverted": len(reverted), "candidates_dropped": len(dropped)}
+
+
+def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:
+    """Reverse the newest owner decision not yet undone; returns what was undone."""
+    with uow_factory() as uow:
+        entries = uow.journal.all(actions=(*DECISIONS, UNDO))
+        undone = {int(e.data["undoes"]) for e in entries if e.action == UNDO}
+        target = next(
+            (
+                e
+                for e in reversed(entries)
+                if e.action in DECISIONS and e.actor == "owner" and e.id not in undone
+            ),
+            None,
+        )
+        if target is None:
+            raise StateError("nothing to undo")
+        if target.action == "source.forgotten":
+            raise StateError(
+                "the last decision forgot a source; its fragments are deleted and cannot be restored"
+            )
+        assert target.entity_id is not None
+        if target.action == "candidate.approved":
+            fact_id = int(target.data["fact_id"])
+            fact = uow.facts.get(fact_id)
+            if fact is not None:
+                for old in uow.facts.superseded_by(fact_id):
+                    uow.facts.set_status(old.id, FactStatus.APPLIED, None, None)
+                uow.facts.delete(fact_id)
+            if "edited_from" in target.data:
+                original = str(target.data["edited_from"])
+                uow.candidates.set_statement(target.entity_id, original, statement_key(original))
+            previous = CandidateStatus(target.data.get("previous_status", "pending"))
+            uow.candidates.set_status(target.entity_id, previous, None, at)
+            description = f"approval of candidate {target.entity_id} undone (fact {fact_id} removed)"
+        elif target.action == "candidate.rejected":
+            previous = CandidateStatus(target.data.get("previous_status", "pending"))
+            uow.candidates.set_status(target.entity_id, previous, None, at)
+            description = f"rejection of candidate {target.entity_id} undone"
+        else:  # fact.reverted
+            fact = _fact(uow, target.entity_id)
+            uow.facts.set_status(fact.id, FactStatus.APPLIED, None, None)
+            for old_id in target.data.get("restored", []):
+                uow.facts.set_status(int(old_id), FactStatus.SUPERSEDED, at, superseded_by=fact.id)
+            description = f"revert of fact {fact.id} undone"
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action=UNDO,
+            entity=target.entity,
+            entity_id=target.entity_id,
+            data={"undoes": target.id, "action": target.action, "description": description},
+        )
+        uow.commit()
+    return description
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    fragment: Fragment
+    source_key: str
+    source_label: str
+    context: list[Fragment]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    fact: Fact
+    candidate: Candidate | None
+    evidence: list[EvidenceItem]
+    decisions: list[dict[str, Any]]
+
+
+def evidence_items(uow: UnitOfWork, candidate_id: int, context: int = 2) -> list[EvidenceItem]:
+    items = []
+    for f in uow.candidates.evidence(candidate_id):
+        found = uow.sources.get(f.source_id)
+        key, label = (found[0].key, found[0].label) if found else ("?", "?")
+        around = uow.fragments.around(f, context, context) if context else [f]
+        items.append(EvidenceItem(f, key, label, around))
+    return items
+
+
+def why(uow_factory: UnitOfWorkFactory, fact_id: int) -> Provenance:
+    """The provenance chain of a fact: its candidate, the evidence, the sources, the decisions."""
+    with uow_factory.read() as uow:
+        fact = _fact(uow, fact_id)
+        candidate = uow.candidates.get(fact.candidate_id) if fact.candidate_id is not None else None
+        evidence = evidence_items(uow, candidate.id) if candidate else []
+        decisions = [
+            {"id": r.id, "at": r.at.isoformat(), "actor": r.actor, "action": r.action, "data": r.data}
+            for r in uow.journal.all()
+            if (r.entity == "fact" and r.entity_id == fact_id)
+            or (candidate is not None and r.entity == "candidate" and r.entity_id == candidate.id)
+        ]
+    return Provenance(fact, candidate, evidence, decisions)
