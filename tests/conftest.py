@@ -16,6 +16,7 @@ import pytest
 
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.cli import main as cli_main
+from tests.ollama_server import OllamaServer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,3 +111,10 @@ def chat_line(
 def write_jsonl(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def ollama_server() -> Iterator[OllamaServer]:
+    """A scripted loopback Ollama (see tests/ollama_server.py); `.url` is its host."""
+    with OllamaServer() as server:
+        yield server
