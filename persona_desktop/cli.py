@@ -57,6 +57,96 @@ def cmd_ingest_chat(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ingest_audio(args: argparse.Namespace) -> int:
+    """Each file is transcribed and stored on its own: a bad file does not stop the rest."""
+    from persona_desktop.adapters.chat.dates import parse_iso
+    from persona_desktop.adapters.whisper_transcriber import transcriber_from_settings
+    from persona_desktop.capture.speech_clips import purge_expired_clips
+    from persona_desktop.capture.speech_recording import Origin, transcribe_file
+    from persona_desktop.services.ingest import ingest
+
+    try:
+        recorded_at = parse_iso(args.recorded_at) if args.recorded_at else None
+    except ValueError:
+        raise PersonaError(f"--recorded-at {args.recorded_at!r} is not an ISO 8601 time") from None
+    rt = _runtime(args)
+    transcriber = transcriber_from_settings(rt.settings, idle_unload_s=0)
+    keep = bool(rt.settings.get("capture.keep_audio"))
+    report: list[dict[str, Any]] = []
+    try:
+        for name in args.files:
+            path = Path(name)
+            try:
+                source, fragments = transcribe_file(
+                    path,
+                    transcriber,
+                    origin=Origin(args.origin),
+                    recorded_at=recorded_at,
+                    data_dir=rt.data_dir,
+                    keep_audio=keep,
+                )
+                [result] = ingest(rt.uow, [(source, fragments)], rt.clock.now())
+            except PersonaError as exc:
+                print(f"persona-desktop: error: {exc}", file=sys.stderr)
+                report.append({"file": str(path), "error": str(exc)})
+                continue
+            report.append(
+                {
+                    "file": str(path),
+                    "recording": source.key,
+                    "segments": len(fragments),
+                    "added": result.added,
+                    "skipped": result.skipped,
+                }
+            )
+            if not args.json:
+                print(
+                    f"{path}: {len(fragments)} segment(s), {result.added} new, {result.skipped} already known"
+                )
+        if keep:
+            purge_expired_clips(
+                rt.data_dir, rt.clock.now(), int(rt.settings.get("capture.audio_retention_days"))
+            )
+    finally:
+        transcriber.close()
+        rt.close()
+    if args.json:
+        _emit_json(report)
+    return 1 if any("error" in r for r in report) else 0
+
+
+def cmd_ingest_screen(args: argparse.Namespace) -> int:
+    """Each image is OCR'd as one screen capture; a bad file does not stop the rest."""
+    from persona_desktop.capture.screen_setup import ingest_screen_files
+
+    rt = _runtime(args)
+    try:
+        outcomes = ingest_screen_files(rt, [Path(f) for f in args.images])
+    finally:
+        rt.close()
+    report: list[dict[str, Any]] = []
+    for o in outcomes:
+        if o.error is not None or o.result is None:
+            print(f"persona-desktop: error: {o.error}", file=sys.stderr)
+            report.append({"file": o.path, "error": o.error})
+            continue
+        r = o.result
+        report.append(
+            {
+                "file": o.path,
+                "capture": r.source_key,
+                "lines": o.lines,
+                "added": r.added,
+                "skipped": r.skipped,
+            }
+        )
+        if not args.json:
+            print(f"{o.path}: {o.lines} line(s), {r.added} new, {r.skipped} already known")
+    if args.json:
+        _emit_json(report)
+    return 1 if any("error" in r for r in report) else 0
+
+
 # --- what was captured ------------------------------------------------------------------
 
 
@@ -91,6 +181,230 @@ def cmd_fragments(args: argparse.Namespace) -> int:
                 f"{f.captured_at:%Y-%m-%d %H:%M} {f.kind.value:6} {f.author.value:9} {f.trust.value:9} [{f.ref}] {f.text}"
             )
         print(f"{len(items)} fragment(s)")
+    return 0
+
+
+# --- the sleep cycle --------------------------------------------------------------------
+
+
+def cmd_sleep_run(args: argparse.Namespace) -> int:
+    from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
+
+    rt = _runtime(args)
+    try:
+        cycle = SleepCycle(rt.uow, rt.llm, SleepConfig.from_settings(rt.settings), rt.clock)
+
+        def show(p: Any) -> None:
+            if not args.json:
+                print(f"  {p.phase}: {p.message}", file=sys.stderr)
+
+        outcome = drain(cycle.run(), show)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json(outcome.as_json())
+    else:
+        print(outcome.message)
+        if outcome.run_id is not None:
+            c = outcome.counters
+            print(
+                f"run {outcome.run_id}: {c.get('documents_done', 0)}/{c.get('documents', 0)} documents read, "
+                f"{c.get('candidates', 0)} new candidates, {c.get('applied', 0)} applied, "
+                f"{c.get('pending', 0)} pending, {c.get('dropped', 0)} dropped"
+            )
+    return 0 if outcome.status.value != "failed" else 2
+
+
+# --- candidates, facts, decisions -------------------------------------------------------
+
+
+def candidate_json(view: Any) -> dict[str, Any]:
+    c = view.candidate
+    return {
+        "id": c.id,
+        "statement": c.statement,
+        "subject": c.subject.value,
+        "status": c.status.value,
+        "score": c.score,
+        "signals": c.signals,
+        "refs": view.refs,
+        "evidence_count": view.evidence_count,
+        "category": c.category,
+        "origin": c.origin,
+        "run_id": c.run_id,
+        "reason": c.reason,
+        "supersedes_fact_id": c.supersedes_fact_id,
+        "created_at": c.created_at.isoformat(),
+    }
+
+
+def cmd_candidates(args: argparse.Namespace) -> int:
+    from persona_desktop.domain.model import CandidateStatus
+    from persona_desktop.services import queries
+
+    rt = _runtime(args)
+    try:
+        views = queries.candidates(rt.uow, CandidateStatus(args.status) if args.status else None)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json([candidate_json(v) for v in views])
+        return 0
+    for v in views:
+        c = v.candidate
+        score = f"{c.score:.2f}" if c.score is not None else "  - "
+        print(
+            f"#{c.id:<4} {c.status.value:8} {score} {c.subject.value:7} {c.statement}  [{', '.join(v.refs)}]"
+        )
+        if c.reason and c.status.value in ("pending", "dropped"):
+            print(f"      why {c.status.value}: {c.reason}")
+    print(f"{len(views)} candidate(s)")
+    return 0
+
+
+def fact_json(view: Any) -> dict[str, Any]:
+    f = view.fact
+    return {
+        "id": f.id,
+        "statement": f.statement,
+        "subject": f.subject.value,
+        "status": f.status.value,
+        "refs": view.refs,
+        "category": f.category,
+        "candidate_id": f.candidate_id,
+        "origin": view.origin,
+        "valid_from": f.valid_from.isoformat(),
+        "valid_to": f.valid_to.isoformat() if f.valid_to else None,
+        "superseded_by": f.superseded_by,
+    }
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    from persona_desktop.domain.model import FactStatus
+    from persona_desktop.services import queries, review
+
+    rt = _runtime(args)
+    try:
+        if args.action == "why":
+            prov = review.why(rt.uow, _int_id(args.id, "fact"))
+            if args.json:
+                _emit_json(provenance_json(prov))
+            else:
+                print_provenance(prov)
+            return 0
+        if args.action == "revert":
+            fact_id = _int_id(args.id, "fact")
+            review.revert_fact(rt.uow, fact_id, rt.clock.now())
+            print(f"fact {fact_id} reverted")
+            return 0
+        if args.id is not None:
+            raise PersonaError(f"unknown facts action {args.id!r}; use `facts why ID` or `facts revert ID`")
+        views = queries.facts(rt.uow, FactStatus(args.status) if args.status else None, args.search or "")
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json([fact_json(v) for v in views])
+        return 0
+    for v in views:
+        f = v.fact
+        print(f"#{f.id:<4} {f.status.value:10} {f.subject.value:7} {f.statement}  [{', '.join(v.refs)}]")
+    print(f"{len(views)} fact(s)")
+    return 0
+
+
+def provenance_json(prov: Any) -> dict[str, Any]:
+    cand = prov.candidate
+    return {
+        "fact": {"id": prov.fact.id, "statement": prov.fact.statement, "status": prov.fact.status.value},
+        "candidate": None
+        if cand is None
+        else {"id": cand.id, "statement": cand.statement, "score": cand.score, "signals": cand.signals},
+        "evidence": [
+            {
+                **fragment_json(item.fragment),
+                "source": item.source_key,
+                "source_label": item.source_label,
+                "context": [{"ref": c.ref, "author": c.author.value, "text": c.text} for c in item.context],
+            }
+            for item in prov.evidence
+        ],
+        "decisions": prov.decisions,
+    }
+
+
+def print_provenance(prov: Any) -> None:
+    f = prov.fact
+    print(f"fact #{f.id} ({f.status.value}): {f.statement}")
+    if prov.candidate is not None:
+        c = prov.candidate
+        print(f"  from candidate #{c.id}, score {c.score}, signals {c.signals}")
+    for item in prov.evidence:
+        fr = item.fragment
+        print(
+            f"  evidence [{fr.ref}] {fr.author.value}/{fr.trust.value} {fr.captured_at:%Y-%m-%d %H:%M}: {fr.text}"
+        )
+        print(
+            f"    source {item.source_key} ({item.source_label}); locator {json.dumps(fr.locator, default=str)}"
+        )
+    for d in prov.decisions:
+        print(f"  {d['at']} {d['actor']}: {d['action']}")
+
+
+def _int_id(value: str | None, what: str) -> int:
+    if value is None or not value.isdigit():
+        raise PersonaError(f"expected a {what} id (a number), got {value!r}")
+    return int(value)
+
+
+def cmd_decide(args: argparse.Namespace) -> int:
+    from persona_desktop.services import review
+
+    rt = _runtime(args)
+    try:
+        now = rt.clock.now()
+        if args.command == "approve":
+            cid = _int_id(args.id, "candidate")
+            fact_id = review.approve(rt.uow, cid, now, args.statement)
+            print(f"candidate {cid} approved as fact {fact_id}")
+        elif args.command == "reject":
+            cid = _int_id(args.id, "candidate")
+            review.reject(rt.uow, cid, now)
+            print(f"candidate {cid} rejected")
+        else:
+            print(review.undo(rt.uow, now))
+    finally:
+        rt.close()
+    return 0
+
+
+def cmd_journal(args: argparse.Namespace) -> int:
+    from persona_desktop.services import queries
+
+    rt = _runtime(args)
+    try:
+        entries = queries.journal(rt.uow, args.limit)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json(
+            [
+                {
+                    "id": r.id,
+                    "at": r.at.isoformat(),
+                    "actor": r.actor,
+                    "action": r.action,
+                    "entity": r.entity,
+                    "entity_id": r.entity_id,
+                    "run_id": r.run_id,
+                    "data": r.data,
+                }
+                for r in entries
+            ]
+        )
+        return 0
+    for r in entries:
+        target = f"{r.entity} {r.entity_id}" if r.entity_id is not None else r.entity
+        print(f"{r.id:>5} {r.at:%Y-%m-%d %H:%M:%S} {r.actor:8} {r.action:22} {target}")
     return 0
 
 
@@ -138,11 +452,61 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--owner-id", help="your Telegram user id, for exports without personal information")
     chat.add_argument("--json", action="store_true")
     chat.set_defaults(handler=cmd_ingest_chat)
+    audio = isub.add_parser("audio", help="transcribe audio files (wav, flac, mp3, ogg) as speech")
+    audio.add_argument("files", nargs="+", metavar="FILE")
+    audio.add_argument(
+        "--origin",
+        choices=["file", "microphone", "system"],
+        default="file",
+        help="microphone: speaker likely you; system: audio the computer played (others)",
+    )
+    audio.add_argument(
+        "--recorded-at", metavar="ISO", help="when the recording started (default: mtime - length)"
+    )
+    audio.add_argument("--json", action="store_true")
+    audio.set_defaults(handler=cmd_ingest_audio)
+    screen = isub.add_parser("screen", help="OCR image files (png, jpg, ...) as screen captures")
+    screen.add_argument("images", nargs="+", metavar="IMAGE")
+    screen.add_argument("--json", action="store_true")
+    screen.set_defaults(handler=cmd_ingest_screen)
 
     frags = sub.add_parser("fragments", help="what was captured")
     frags.add_argument("--kind", choices=["chat", "screen", "speech"])
     frags.add_argument("--json", action="store_true")
     frags.set_defaults(handler=cmd_fragments)
+
+    sleep = sub.add_parser("sleep", help="the sleep cycle")
+    ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)
+    srun = ssub.add_parser("run", help="run one sleep cycle now (the gate and the lease apply)")
+    srun.add_argument("--json", action="store_true")
+    srun.set_defaults(handler=cmd_sleep_run)
+
+    cands = sub.add_parser("candidates", help="proposed memories and their status")
+    cands.add_argument("--status", choices=["pending", "applied", "approved", "rejected", "dropped"])
+    cands.add_argument("--json", action="store_true")
+    cands.set_defaults(handler=cmd_candidates)
+
+    appr = sub.add_parser("approve", help="approve a waiting candidate")
+    appr.add_argument("id")
+    appr.add_argument("--statement", help="approve with your own wording")
+    appr.set_defaults(handler=cmd_decide)
+    rej = sub.add_parser("reject", help="reject a waiting candidate")
+    rej.add_argument("id")
+    rej.set_defaults(handler=cmd_decide)
+    sub.add_parser("undo", help="undo your last decision").set_defaults(handler=cmd_decide)
+
+    facts = sub.add_parser("facts", help="what is remembered; `facts why ID`, `facts revert ID`")
+    facts.add_argument("action", nargs="?", choices=["why", "revert"])
+    facts.add_argument("id", nargs="?")
+    facts.add_argument("--status", choices=["applied", "superseded", "reverted"])
+    facts.add_argument("--search")
+    facts.add_argument("--json", action="store_true")
+    facts.set_defaults(handler=cmd_facts)
+
+    jour = sub.add_parser("journal", help="the append-only revision journal")
+    jour.add_argument("--limit", type=int)
+    jour.add_argument("--json", action="store_true")
+    jour.set_defaults(handler=cmd_journal)
 
     config = sub.add_parser("config", help="read or change a setting")
     config.add_argument("action", choices=["get", "set", "list"])

@@ -13,7 +13,7 @@ from typing import Any
 from persona_desktop.domain.model import Subject
 
 MAX_REPLY_CHARS = 200_000
-MAX_CANDIDATES = 50
+MAX_CANDIDATES = 100
 MAX_STATEMENT_CHARS = 500
 MAX_REFS = 50
 
