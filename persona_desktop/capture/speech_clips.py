@@ -1,0 +1,67 @@
+"""Per-segment audio clips, kept only when the owner opts in (`capture.keep_audio`).
+
+Clips are Ogg/Opus at 16 kHz mono (~3 kB per second of speech), under
+`<data dir>/clips/speech/<recording id>/<segment>.ogg`. A clip's modification time is
+set to the moment its speech was captured, so retention counts from capture, not from
+when the file happened to be written; `purge_expired_clips` deletes what is older.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+SAMPLE_RATE = 16000
+CLIPS_DIR = Path("clips") / "speech"
+
+
+def clip_relpath(recording_id: str, index: int) -> str:
+    return str(CLIPS_DIR / recording_id / f"{index:04d}.ogg")
+
+
+def write_clip(path: Path, samples: NDArray[np.float32], captured_at: datetime) -> None:
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
+    tmp = path.with_suffix(".tmp.ogg")
+    with av.open(str(tmp), "w", format="ogg") as out:
+        stream = out.add_stream("libopus", rate=SAMPLE_RATE, layout="mono")
+        stream.bit_rate = 24000
+        frame_size = 960  # 60 ms
+        for i in range(0, len(pcm), frame_size):
+            block = pcm[i : i + frame_size]
+            frame = av.AudioFrame.from_ndarray(block.reshape(1, -1), format="s16", layout="mono")
+            frame.sample_rate = SAMPLE_RATE
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+    stamp = captured_at.timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+def purge_expired_clips(data_dir: Path, now: datetime, retention_days: int) -> int:
+    """Delete clips captured more than `retention_days` ago; return how many."""
+    root = data_dir / CLIPS_DIR
+    if not root.is_dir():
+        return 0
+    cutoff = (now - timedelta(days=retention_days)).timestamp()
+    removed = 0
+    for clip in root.glob("*/*.ogg"):
+        try:
+            if clip.stat().st_mtime < cutoff:
+                clip.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    for folder in root.iterdir():
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    return removed
