@@ -86,6 +86,19 @@ class NewFragment:
 
 
 @dataclass(frozen=True, slots=True)
+class FragmentHead:
+    """What document planning needs of a fragment, without its text and locator."""
+
+    id: int
+    ref: str
+    source_id: int
+    session: str
+    captured_at: datetime
+    seq: int
+    text_len: int
+
+
+@dataclass(frozen=True, slots=True)
 class Fragment:
     id: int
     ref: str

@@ -21,14 +21,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from persona_desktop.config import Settings
-from persona_desktop.domain.documents import Document, build_documents, next_cursor
+from persona_desktop.domain.documents import Document, next_cursor, plan_documents
 from persona_desktop.domain.extraction import (
     EXTRACTION_SCHEMA,
     GENERALIZATION_SCHEMA,
     parse_extraction,
     parse_generalization,
 )
-from persona_desktop.domain.model import FactStatus, RunStatus
+from persona_desktop.domain.model import CandidateStatus, FactStatus, RunStatus
 from persona_desktop.domain.policy import Verdict
 from persona_desktop.errors import LLMError, TransientLLMError
 from persona_desktop.ports import LLM, Clock, UnitOfWorkFactory
@@ -96,6 +96,13 @@ class RunOutcome:
             "error": self.error,
             "message": self.message,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _Placeholder:
+    """A document beyond this run's batch: only where it starts matters."""
+
+    min_id: int
 
 
 def default_holder() -> str:
@@ -180,13 +187,29 @@ class SleepCycle:
             uow.leases.renew(LEASE, self.holder, self._clock.now(), self._cfg.lease_seconds)
             uow.commit()
 
-    def _snapshot(self) -> tuple[int, int, list[Document]]:
+    def _snapshot(self) -> tuple[int, int, list[Document], list[_Placeholder]]:
+        """Plan every document after the cursor on fragment heads; load only those to send.
+
+        Returns the cursor, the newest fragment id, the documents of this run and
+        the later ones (as id-only placeholders: the cursor rule needs their starts).
+        """
         now = self._clock.now()
         with self._uow.read() as uow:
             cursor = uow.cursors.get(CURSOR)
             max_id = uow.fragments.max_id()
-            frags = list(uow.fragments.after(cursor, now - timedelta(days=self._cfg.period_days)))
-        return cursor, max_id, build_documents(f for f in frags if f.id <= max_id)
+            heads = [
+                h
+                for h in uow.fragments.heads_after(cursor, now - timedelta(days=self._cfg.period_days))
+                if h.id <= max_id
+            ]
+            plans = plan_documents(heads)
+            chosen = plans[: self._cfg.max_documents]
+            wanted = [i for plan in chosen for i in plan]
+            loaded = {f.id: f for f in uow.fragments.by_ids(wanted)}
+        order = lambda f: (f.captured_at, f.seq, f.id)  # noqa: E731
+        selected = [Document(tuple(sorted((loaded[i] for i in plan), key=order))) for plan in chosen]
+        later = [_Placeholder(min(plan)) for plan in plans[self._cfg.max_documents :]]
+        return cursor, max_id, selected, later
 
     def _snapshot_key(self, cursor: int, max_id: int, selected: list[Document]) -> str:
         h = hashlib.sha256()
@@ -247,8 +270,7 @@ class SleepCycle:
         return run_id, None
 
     def _run_leased(self, cancel: Callable[[], bool]) -> Generator[Progress, None, RunOutcome]:
-        cursor, max_id, docs = self._snapshot()
-        selected = docs[: self._cfg.max_documents]
+        cursor, max_id, selected, later = self._snapshot()
         key = self._snapshot_key(cursor, max_id, selected)
         run_id, reused = self._open_run(key)
         if reused is not None:
@@ -275,7 +297,9 @@ class SleepCycle:
         status = RunStatus.DONE
         llm: LLM | None = None
         try:
-            unfinished = list(docs[self._cfg.max_documents :])
+            unfinished: list[Document | _Placeholder] = list(later)
+            with self._uow.read() as uow:
+                known = uow.facts.all(FactStatus.APPLIED)
             for index, doc in enumerate(selected):
                 if cancel():
                     raise Cancelled
@@ -288,7 +312,6 @@ class SleepCycle:
                     continue
                 with self._uow.read() as uow:
                     done = uow.runs.document_done(doc.digest())
-                    known = uow.facts.all(FactStatus.APPLIED)
                 if done:
                     counters["documents_skipped"] += 1
                     continue
@@ -361,7 +384,7 @@ class SleepCycle:
             self._finish(run_id, RunStatus.FAILED, counters, f"internal error: {exc!r}")
             raise
         with self._uow.read() as uow:
-            counters["pending_total"] = len([c for c in uow.candidates.all() if c.status.value == "pending"])
+            counters["pending_total"] = uow.candidates.count_status(CandidateStatus.PENDING)
         message = summary(counters) if status is RunStatus.DONE else f"Sleep cycle {status.value}: {error}"
         self._finish(run_id, status, counters, error)
         return RunOutcome(status, run_id, counters, error, message)
@@ -426,8 +449,7 @@ class SleepCycle:
     def _period_statements(self) -> list[str]:
         since = self._clock.now() - timedelta(days=self._cfg.period_days)
         with self._uow.read() as uow:
-            items = [c for c in uow.candidates.all() if c.created_at >= since and c.status.value != "dropped"]
-        return [c.statement for c in items[-MAX_PERIOD_STATEMENTS:]]
+            return uow.candidates.recent_statements(since, MAX_PERIOD_STATEMENTS)
 
     def _needs_generalization(self, run_id: int) -> bool:
         with self._uow.read() as uow:

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.tables import evidence, fragments, sources
-from persona_desktop.domain.model import Author, Fragment, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, NewFragment, SourceInfo, Trust
 
 _CHUNK = 500
 
@@ -122,6 +122,15 @@ class SqlFragments:
         for row in self._conn.execute(q):
             yield row_to_fragment(row)
 
+    def heads_after(self, cursor: int, since: datetime) -> list[FragmentHead]:
+        c = fragments.c
+        q = (
+            sa.select(c.id, c.ref, c.source_id, c.session, c.captured_at, c.seq, sa.func.length(c.text))
+            .where(c.id > cursor, c.captured_at >= since)
+            .order_by(c.id)
+        )
+        return [FragmentHead(*row) for row in self._conn.execute(q)]
+
     def max_id(self) -> int:
         return int(
             self._conn.execute(sa.select(sa.func.coalesce(sa.func.max(fragments.c.id), 0))).scalar_one()
@@ -174,3 +183,31 @@ class SqlFragments:
         deleted = self._conn.execute(fragments.delete().where(fragments.c.source_id == source_id)).rowcount
         self._conn.execute(sources.delete().where(sources.c.id == source_id))
         return int(deleted)
+
+    def purge_before(self, kind: Kind, before: datetime) -> tuple[int, int]:
+        from persona_desktop.adapters.store.tables import candidates, facts
+
+        old = sa.select(fragments.c.id).where(
+            fragments.c.kind == kind.value, fragments.c.captured_at < before
+        )
+        cited = (
+            sa.select(evidence.c.fragment_id)
+            .join(candidates, candidates.c.id == evidence.c.candidate_id)
+            .where(
+                sa.or_(
+                    candidates.c.status == "pending",
+                    candidates.c.id.in_(
+                        sa.select(facts.c.candidate_id).where(facts.c.candidate_id.is_not(None))
+                    ),
+                )
+            )
+        )
+        doomed = old.where(fragments.c.id.not_in(cited))
+        kept = self._conn.execute(
+            sa.select(sa.func.count()).select_from(old.where(fragments.c.id.in_(cited)).subquery())
+        ).scalar_one()
+        self._conn.execute(evidence.delete().where(evidence.c.fragment_id.in_(doomed)))
+        deleted = self._conn.execute(fragments.delete().where(fragments.c.id.in_(doomed))).rowcount
+        has_fragments = sa.exists().where(fragments.c.source_id == sources.c.id)
+        self._conn.execute(sources.delete().where(sources.c.kind == kind.value, ~has_fragments))
+        return int(deleted), int(kept)

@@ -203,6 +203,19 @@ class SqlCandidates:
     def count(self) -> int:
         return int(self._conn.execute(sa.select(sa.func.count()).select_from(candidates)).scalar_one())
 
+    def count_status(self, status: CandidateStatus) -> int:
+        q = sa.select(sa.func.count()).select_from(candidates).where(candidates.c.status == status.value)
+        return int(self._conn.execute(q).scalar_one())
+
+    def recent_statements(self, since: datetime, limit: int) -> list[str]:
+        q = (
+            sa.select(candidates.c.statement)
+            .where(candidates.c.created_at >= since, candidates.c.status != CandidateStatus.DROPPED.value)
+            .order_by(candidates.c.id.desc())
+            .limit(limit)
+        )
+        return list(reversed(self._conn.execute(q).scalars().all()))
+
     def was_refused(self, key: str) -> bool:
         rejected = sa.select(candidates.c.id).where(
             candidates.c.key == key, candidates.c.status == CandidateStatus.REJECTED.value

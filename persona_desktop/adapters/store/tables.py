@@ -37,7 +37,7 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        return datetime.strptime(value, _FORMAT).replace(tzinfo=UTC)
+        return datetime.fromisoformat(value)  # the fixed format above is ISO 8601; this is C-fast
 
 
 def utc_text(value: datetime) -> str:
