@@ -443,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--data-dir", metavar="DIR", help="keep everything (store and settings) under DIR")
     p.add_argument("--version", action="version", version=f"persona-desktop {__version__}")
+    p.add_argument(
+        "--self-test",
+        action="store_true",
+        help="start the app offscreen, build every window, run one cycle if the LLM host answers, exit",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     ingest = sub.add_parser("ingest", help="import chat histories, screen images or audio files")
@@ -534,7 +539,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def start_app(args: argparse.Namespace) -> int:
     try:
-        from persona_desktop.app import run_app
+        from persona_desktop.app import run_app, self_test
     except ImportError as exc:
         raise PersonaError(f"the desktop app cannot start: {exc}") from None
+    if getattr(args, "self_test", False):
+        return self_test(_data_dir(args))
     return run_app(_data_dir(args), list(getattr(args, "qt_args", []) or []))

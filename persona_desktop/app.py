@@ -1,0 +1,253 @@
+"""The Qt composition root: builds the runtime, the ui objects, and wires them together.
+
+`run_app` is what `persona-desktop` without a command starts; `self_test` is
+`persona-desktop --self-test` (the installer's smoke test).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
+
+from persona_desktop.bootstrap import Runtime, open_runtime
+from persona_desktop.config import Settings
+from persona_desktop.errors import PersonaError
+from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.ui.capture_control import CaptureController
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.main_window import MainWindow
+from persona_desktop.ui.scheduler import SleepScheduler
+from persona_desktop.ui.shell import Shell
+from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
+from persona_desktop.ui.tray import Tray
+
+MEDIA_DIRS = ("clips", "crops")
+
+
+def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
+    def make(host: str, model: str) -> LLM:
+        from persona_desktop.adapters.ollama_llm import OllamaLLM
+
+        return OllamaLLM(
+            host=host, model=model, timeout_s=min(15.0, float(settings.get("ollama.timeout_seconds")))
+        )
+
+    return make
+
+
+def _autostart() -> Callable[[bool], None] | None:
+    try:
+        from persona_desktop import autostart  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+
+    def apply(on: bool) -> None:
+        (autostart.enable_autostart if on else autostart.disable_autostart)()
+
+    return apply
+
+
+def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
+    s = settings or rt.settings
+
+    def llm() -> LLM:
+        from persona_desktop.adapters.ollama_llm import OllamaLLM
+
+        return OllamaLLM(
+            host=s.ollama_host(),
+            model=str(s.get("ollama.model")),
+            timeout_s=float(s.get("ollama.timeout_seconds")),
+        )
+
+    return UiContext(
+        data_dir=rt.data_dir,
+        settings=s,
+        uow=cast(UnitOfWorkFactory, rt.uow),
+        clock=rt.clock,
+        llm=llm,
+        llm_for=_llm_for(s),
+        autostart=_autostart(),
+        media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
+    )
+
+
+def wire_capture(capture: CaptureController, ctx: UiContext) -> list[str]:
+    """Attach the capture loops that exist in this build; returns the kinds attached."""
+    return []
+
+
+def build_shell(ctx: UiContext) -> Shell:
+    capture = CaptureController(ctx.settings, ctx.clock, ctx.save_settings)
+    wire_capture(capture, ctx)
+    return Shell(ctx, capture, SleepScheduler(ctx))
+
+
+def _application(argv: list[str]) -> QApplication:
+    app = QApplication.instance()
+    if isinstance(app, QApplication):
+        return app
+    app = QApplication(argv)
+    app.setApplicationName("persona-desktop")
+    app.setApplicationDisplayName("Persona Desktop")
+    app.setQuitOnLastWindowClosed(False)
+    return app
+
+
+def _python_signals(app: QApplication) -> QTimer:
+    """Let Ctrl+C / SIGTERM quit cleanly: Python only runs handlers when it gets control."""
+    signal.signal(signal.SIGINT, lambda *_: app.quit())
+    signal.signal(signal.SIGTERM, lambda *_: app.quit())
+    timer = QTimer()
+    timer.start(500)
+    timer.timeout.connect(lambda: None)
+    return timer
+
+
+def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
+    app = _application(["persona-desktop", *qt_args])
+    try:
+        rt = open_runtime(data_dir)
+    except PersonaError as exc:
+        QMessageBox.critical(None, "Persona Desktop", str(exc))
+        raise
+    name = server_name(rt.data_dir)
+    if notify_running(name):
+        print("persona-desktop is already running; its review window was brought forward")
+        rt.close()
+        return 0
+    instance = SingleInstance(name)
+    instance.listen()
+    ctx = build_context(rt)
+    shell = build_shell(ctx)
+    instance.activated.connect(shell.open_review)
+    tray: Tray | None = None
+    window: MainWindow | None = None
+    if QSystemTrayIcon.isSystemTrayAvailable():
+        tray = Tray(shell)
+        tray.show()
+    else:
+        window = MainWindow(shell)
+        window.show()
+    if not ctx.settings.get("app.first_run_done"):
+        shell.open_first_run()
+    shell.start()
+    keepalive = _python_signals(app)
+    code = app.exec()
+    keepalive.stop()
+    clean = shell.shutdown()
+    instance.close()
+    if tray is not None:
+        tray.hide()
+    rt.close()
+    if not clean:
+        # A cycle still blocked in an LLM call: every step commits on its own, so the store
+        # is consistent; exit now rather than let Qt abort on a running QThread.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+# --- self-test --------------------------------------------------------------------------
+
+
+def _wait(signal_: SignalInstance, timeout_ms: int) -> bool:
+    loop = QEventLoop()
+    fired: list[Any] = []
+
+    def on_signal(*args: Any) -> None:
+        fired.append(args)
+        loop.quit()
+
+    signal_.connect(on_signal)
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+    return bool(fired)
+
+
+def self_test(data_dir: Path | None, out: Callable[[str], None] = print) -> int:
+    """Start offscreen, build every window, run one cycle if the LLM host answers; 0 if all went well."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    app = _application(["persona-desktop", "--self-test"])
+    rt = open_runtime(data_dir)
+    # A copy that is never saved: the self-test must not change the owner's choices.
+    ctx = build_context(rt, Settings(None, rt.settings.as_dict()))
+    out(f"self-test: platform {app.platformName()}, data dir {rt.data_dir}")
+    shell = build_shell(ctx)
+    ok = True
+    try:
+        tray = Tray(shell)
+        out(
+            f"tray icon: built (system tray available: {QSystemTrayIcon.isSystemTrayAvailable()}); tooltip: {shell.describe()}"
+        )
+        window = MainWindow(shell)
+        window.show()
+        out(f"main window: built, {window.width()}x{window.height()}")
+        review = shell.open_review()
+        loaded = _wait(review.loaded, 30_000)
+        ok &= loaded
+        out(
+            f"review window: {'built' if loaded else 'NOT loaded'}, {len(review.pending.rows)} waiting, {len(review.recent.rows)} recently applied, {len(review.journal.rows)} journal entries"
+        )
+        memory = shell.open_memory()
+        loaded = _wait(memory.loaded, 30_000)
+        ok &= loaded
+        out(f"memory browser: {'built' if loaded else 'NOT loaded'}, {len(memory.facts.rows)} facts")
+        settings = shell.open_settings()
+        out(f"settings dialog: built, {len(settings.fields)} settings in {settings.tabs.count()} tabs")
+        first = shell.open_first_run()
+        out(f"first-run dialog: built ({first.windowTitle()})")
+        first.hide()
+        ok &= _self_test_cycle(shell, ctx, out)
+        tray.hide()
+        window.hide()
+    finally:
+        clean = shell.shutdown(wait_ms=60_000)
+        rt.close()
+    ok &= clean
+    out("self-test: OK" if ok else "self-test: FAILED")
+    return 0 if ok else 1
+
+
+def _self_test_cycle(shell: Shell, ctx: UiContext, out: Callable[[str], None]) -> bool:
+    host = ctx.settings.ollama_host()
+    try:
+        models = ctx.llm().list_models()
+    except Exception as exc:  # any failure means "no host answers": the cycle is skipped, not failed
+        out(f"sleep cycle: not run, no LLM host answers at {host} ({exc})")
+        return True
+    out(f"LLM host {host}: {len(models)} model(s): {', '.join(models) or 'none'}")
+    finished: list[Any] = []
+    failed: list[str] = []
+    shell.scheduler.finished.connect(finished.append)
+    shell.scheduler.failed.connect(failed.append)
+    shell.scheduler.run_now()
+    timeout_ms = int(
+        1000
+        * float(ctx.settings.get("ollama.timeout_seconds"))
+        * (int(ctx.settings.get("sleep.max_documents")) + 2)
+    )
+    loop = QEventLoop()
+    shell.scheduler.finished.connect(lambda _o: loop.quit())
+    shell.scheduler.failed.connect(lambda _m: loop.quit())
+    QTimer.singleShot(timeout_ms, loop.quit)
+    loop.exec()
+    worker = shell.scheduler.worker
+    if worker is not None:
+        worker.wait(60_000)
+    if failed:
+        out(f"sleep cycle: crashed: {failed[0]}")
+        return False
+    if not finished:
+        out("sleep cycle: did not finish in time")
+        return False
+    outcome = finished[0]
+    out(f"sleep cycle: {outcome.status.value}: {outcome.message}")
+    return True

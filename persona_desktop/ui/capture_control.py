@@ -1,0 +1,148 @@
+"""The capture switches behind the tray menu: on/off per kind, pause for a while.
+
+The switch is the setting (`capture.screen_enabled`, `capture.speech_enabled`),
+saved at once, so the choice survives a restart. When the composition root attaches
+a capture loop for a kind, the controller also starts, stops, pauses and resumes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from persona_desktop.config import Settings
+from persona_desktop.errors import PersonaError
+from persona_desktop.ports import Clock
+
+log = logging.getLogger(__name__)
+
+KINDS = ("screen", "speech")
+
+
+class CaptureLoop(Protocol):
+    """What a capture module offers the ui. All four calls return quickly."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+
+
+class CaptureController(QObject):
+    changed = Signal()
+    failed = Signal(str)
+
+    def __init__(
+        self, settings: Settings, clock: Clock, save: Callable[[], None], parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._settings = settings
+        self._clock = clock
+        self._save = save
+        self._loops: dict[str, CaptureLoop] = {}
+        self._running: set[str] = set()
+        self.paused_until: datetime | None = None
+        self._resume_timer = QTimer(self)
+        self._resume_timer.setSingleShot(True)
+        self._resume_timer.timeout.connect(self.resume)
+
+    # --- wiring -------------------------------------------------------------------------
+
+    def attach(self, kind: str, loop: CaptureLoop) -> None:
+        """Give the controller the real loop of a kind; it starts now if switched on."""
+        self._check(kind)
+        self._loops[kind] = loop
+        if self.is_enabled(kind) and not self.is_paused():
+            self._start(kind)
+
+    def attached(self, kind: str) -> bool:
+        return kind in self._loops
+
+    # --- state --------------------------------------------------------------------------
+
+    def is_enabled(self, kind: str) -> bool:
+        self._check(kind)
+        return bool(self._settings.get(f"capture.{kind}_enabled"))
+
+    def is_paused(self) -> bool:
+        return self.paused_until is not None
+
+    def any_enabled(self) -> bool:
+        return any(self.is_enabled(k) for k in KINDS)
+
+    def describe(self) -> str:
+        on = [k for k in KINDS if self.is_enabled(k)]
+        if not on:
+            return "capture off"
+        what = " and ".join(on)
+        if self.paused_until is not None:
+            local = self.paused_until.astimezone()
+            return f"{what} capture paused until {local:%H:%M}"
+        return f"capturing {what}"
+
+    # --- actions ------------------------------------------------------------------------
+
+    def set_enabled(self, kind: str, on: bool) -> None:
+        self._check(kind)
+        self._settings.set(f"capture.{kind}_enabled", on)
+        self._save()
+        if on and not self.is_paused():
+            self._start(kind)
+        elif not on:
+            self._stop(kind)
+        self.changed.emit()
+
+    def pause(self, minutes: float) -> None:
+        self.paused_until = self._clock.now() + timedelta(minutes=minutes)
+        self._resume_timer.start(int(minutes * 60_000))
+        for kind in list(self._running):
+            self._call(kind, "pause")
+        self.changed.emit()
+
+    def resume(self) -> None:
+        self._resume_timer.stop()
+        was_paused = self.paused_until is not None
+        self.paused_until = None
+        for kind in KINDS:
+            if not self.is_enabled(kind):
+                continue
+            if kind in self._running:
+                self._call(kind, "resume")
+            else:
+                self._start(kind)
+        if was_paused:
+            self.changed.emit()
+
+    def shutdown(self) -> None:
+        self._resume_timer.stop()
+        for kind in list(self._running):
+            self._stop(kind)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _start(self, kind: str) -> None:
+        if kind in self._loops and kind not in self._running and self._call(kind, "start"):
+            self._running.add(kind)
+
+    def _stop(self, kind: str) -> None:
+        if kind in self._running:
+            self._running.discard(kind)
+            self._call(kind, "stop")
+
+    def _call(self, kind: str, action: str) -> bool:
+        try:
+            getattr(self._loops[kind], action)()
+        except PersonaError as exc:
+            log.warning("%s capture: %s", kind, exc)
+            self.failed.emit(f"{kind.capitalize()} capture: {exc}")
+            return False
+        return True
+
+    @staticmethod
+    def _check(kind: str) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown capture kind {kind!r}")

@@ -1,0 +1,32 @@
+"""What every window needs from the outside, handed over by the composition root (app.py).
+
+The ui never builds adapters itself: it gets a unit-of-work factory, a clock, the
+settings and a few callables, all typed by ports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from persona_desktop.config import Settings
+from persona_desktop.ports import LLM, Clock, UnitOfWorkFactory
+
+LLMFor = Callable[[str, str], LLM]
+"""(host, model) -> an LLM client, for "Test connection" before the settings are saved."""
+
+
+@dataclass
+class UiContext:
+    data_dir: Path
+    settings: Settings
+    uow: UnitOfWorkFactory
+    clock: Clock
+    llm: Callable[[], LLM]
+    llm_for: LLMFor
+    autostart: Callable[[bool], None] | None = None
+    media_dirs: list[Path] = field(default_factory=list)
+
+    def save_settings(self) -> None:
+        self.settings.save()

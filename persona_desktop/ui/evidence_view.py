@@ -1,0 +1,194 @@
+"""One piece of evidence, shown with its source: chat context, screen crop, speech clip."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QRectF, Qt, QUrl
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from persona_desktop.domain.model import Fragment, Kind
+from persona_desktop.services.review import EvidenceItem
+
+_IMAGE_KEYS = ("crop", "crop_path", "image", "image_path")
+_AUDIO_KEYS = ("clip", "clip_path", "audio")
+_AUTHOR = {"owner": "you", "assistant": "assistant", "other": "someone else", "unknown": "unknown speaker"}
+
+
+def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
+    """The kept file a locator points at, if the owner kept it and retention has not removed it."""
+    for key in keys:
+        value = locator.get(key)
+        if isinstance(value, str) and value:
+            path = Path(value)
+            path = path if path.is_absolute() else data_dir / path
+            if path.is_file():
+                return path
+    return None
+
+
+def bbox_of(locator: dict[str, Any]) -> tuple[float, float, float, float] | None:
+    """(x, y, w, h) from a list [x, y, w, h] or a dict with x/y/w/h or left/top/width/height."""
+    box = locator.get("crop_bbox", locator.get("bbox"))
+    if isinstance(box, list | tuple) and len(box) == 4:
+        x, y, w, h = (float(v) for v in box)
+        return x, y, w, h
+    if isinstance(box, dict):
+        try:
+            x, y, w, h = (
+                float(box.get(a, box.get(b, 0)) or 0)
+                for a, b in (("x", "left"), ("y", "top"), ("w", "width"), ("h", "height"))
+            )
+        except (TypeError, ValueError):
+            return None
+        return x, y, w, h
+    return None
+
+
+def _when(f: Fragment) -> str:
+    return f.captured_at.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _chat_html(item: EvidenceItem) -> str:
+    lines = []
+    for f in item.context or [item.fragment]:
+        who = html.escape(_AUTHOR.get(f.author.value, f.author.value))
+        text = html.escape(f.text)
+        if f.id == item.fragment.id:
+            lines.append(
+                f"<div style='background:#fff3b0;color:#000;padding:2px'><b>{who}:</b> {text}"
+                f" <span style='color:#555'>({_when(f)}, {f.trust.value})</span></div>"
+            )
+        else:
+            lines.append(f"<div style='color:#5f6368'><b>{who}:</b> {text}</div>")
+    return "".join(lines)
+
+
+class EvidenceCard(QFrame):
+    """Built on the GUI thread from an EvidenceItem the worker read."""
+
+    def __init__(self, item: EvidenceItem, data_dir: Path, player: AudioPlayer | None) -> None:
+        super().__init__()
+        self.item = item
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        f = item.fragment
+        lay = QVBoxLayout(self)
+        head = QLabel(
+            f"<b>{html.escape(f.kind.value.capitalize())}</b> from <b>{html.escape(item.source_label)}</b>"
+            f" &middot; {_when(f)} &middot; by {html.escape(_AUTHOR.get(f.author.value, f.author.value))}"
+            f" &middot; {f.trust.value} &middot; <code>{html.escape(f.ref)}</code>"
+        )
+        head.setWordWrap(True)
+        head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(head)
+        self.image_label: QLabel | None = None
+        self.play_button: QPushButton | None = None
+        body = QLabel(_chat_html(item)) if f.kind is Kind.CHAT else QLabel(html.escape(f.text))
+        body.setWordWrap(True)
+        body.setTextFormat(Qt.TextFormat.RichText)
+        body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(body)
+        if f.kind is Kind.SCREEN:
+            self._add_screen(lay, data_dir)
+        elif f.kind is Kind.SPEECH:
+            self._add_speech(lay, data_dir, player)
+
+    def _add_screen(self, lay: QVBoxLayout, data_dir: Path) -> None:
+        loc = self.item.fragment.locator
+        path = media_path(data_dir, loc, _IMAGE_KEYS)
+        where = ", ".join(f"{k} {loc[k]}" for k in ("window", "app", "monitor") if loc.get(k))
+        if where:
+            lay.addWidget(QLabel(html.escape(where)))
+        if path is None:
+            lay.addWidget(
+                _note("The screen image was not kept (or its retention ended); the text is all there is.")
+            )
+            return
+        pm = QPixmap(str(path))
+        if pm.isNull():
+            lay.addWidget(_note(f"The screen crop {path.name} cannot be read."))
+            return
+        box = bbox_of(loc)
+        if box is not None:
+            painter = QPainter(pm)
+            painter.setPen(QPen(QColor("#e53935"), max(2, pm.width() // 300)))
+            painter.drawRect(QRectF(*box))
+            painter.end()
+        self.image_label = QLabel()
+        self.image_label.setPixmap(
+            pm.scaledToWidth(min(560, pm.width()), Qt.TransformationMode.SmoothTransformation)
+        )
+        lay.addWidget(self.image_label)
+
+    def _add_speech(self, lay: QVBoxLayout, data_dir: Path, player: AudioPlayer | None) -> None:
+        loc = self.item.fragment.locator
+        span = ""
+        if "start_s" in loc and "end_s" in loc:
+            span = f"{float(loc['start_s']):.1f}-{float(loc['end_s']):.1f} s of recording {loc.get('recording_id', '?')}"
+            lay.addWidget(QLabel(html.escape(span)))
+        path = media_path(data_dir, loc, _AUDIO_KEYS)
+        if path is None or player is None:
+            lay.addWidget(
+                _note("The audio was not kept (or its retention ended); the transcript is all there is.")
+            )
+            return
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        self.play_button = QPushButton("Play")
+        stop = QPushButton("Stop")
+        self.play_button.clicked.connect(lambda: player.play(path))
+        stop.clicked.connect(player.stop)
+        h.addWidget(self.play_button)
+        h.addWidget(stop)
+        h.addStretch(1)
+        lay.addWidget(row)
+
+
+def _note(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #5f6368; font-style: italic;")
+    return label
+
+
+class AudioPlayer:
+    """One shared player for speech clips; QtMultimedia is loaded on first use."""
+
+    def __init__(self) -> None:
+        self._player: Any = None
+        self._output: Any = None
+        self.current: Path | None = None
+
+    def play(self, path: Path) -> None:
+        from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
+
+        if self._player is None:
+            self._player = QMediaPlayer()
+            self._output = QAudioOutput()
+            self._player.setAudioOutput(self._output)
+        self._player.stop()
+        self._player.setSource(QUrl.fromLocalFile(str(path)))
+        self._player.play()
+        self.current = path
+
+    def stop(self) -> None:
+        if self._player is not None:
+            self._player.stop()
+        self.current = None
+
+    def playing(self) -> bool:
+        if self._player is None:
+            return False
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        return bool(self._player.playbackState() == QMediaPlayer.PlaybackState.PlayingState)
+
+    def close(self) -> None:
+        self.stop()
+        self._player = None
+        self._output = None

@@ -1,0 +1,74 @@
+"""A small main window for desktops without a tray: the same state and actions."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QLabel,
+    QMainWindow,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from persona_desktop.ui.icons import state_pixmap
+from persona_desktop.ui.shell import Shell
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, shell: Shell) -> None:
+        super().__init__()
+        self.shell = shell
+        self.setWindowTitle("Persona Desktop")
+        self.icon_label = QLabel()
+        self.state_label = QLabel()
+        self.state_label.setWordWrap(True)
+        self.message_label = QLabel("")
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("color: palette(mid);")
+        grid = QGridLayout()
+        self.buttons: list[QToolButton] = []
+        col = row = 0
+        for action in shell.menu_actions():
+            if action is None or action is shell.quit_action:
+                continue
+            b = QToolButton()
+            b.setDefaultAction(action)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            b.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+            grid.addWidget(b, row, col)
+            self.buttons.append(b)
+            col = (col + 1) % 2
+            row += col == 0
+        quit_button = QToolButton()
+        quit_button.setDefaultAction(shell.quit_action)
+        head = QGridLayout()
+        head.addWidget(self.icon_label, 0, 0, Qt.AlignmentFlag.AlignTop)
+        head.addWidget(self.state_label, 0, 1)
+        head.setColumnStretch(1, 1)
+        box = QWidget()
+        v = QVBoxLayout(box)
+        v.addLayout(head)
+        v.addLayout(grid)
+        v.addWidget(self.message_label)
+        v.addWidget(quit_button, 0, Qt.AlignmentFlag.AlignRight)
+        self.setCentralWidget(box)
+        shell.state_changed.connect(self.refresh)
+        shell.notified.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
+        self.refresh()
+        self.resize(460, 300)
+
+    def refresh(self) -> None:
+        for b in self.buttons:
+            action = b.defaultAction()
+            b.setVisible(action is not None and action.isVisible())
+        self.icon_label.setPixmap(state_pixmap(self.shell.state(), 48, self.shell.pending))
+        self.state_label.setText(self.shell.describe().removeprefix("Persona Desktop: ").replace("; ", "\n"))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # without a tray this window is the app: closing it quits
+        self.shell.quit()
+        super().closeEvent(event)

@@ -1,0 +1,485 @@
+"""The morning review: what waits for the owner, what was applied, the journal, observations.
+
+Keyboard-driven: A approves, E (or F2) edits then approves, R (or Delete) rejects,
+Ctrl+Z undoes the last decision (again and again), V reverts an applied fact.
+Every action works on all selected rows. All store work runs in the background.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from persona_desktop.domain.model import Observation, Revision
+from persona_desktop.domain.scoring import SIGNALS
+from persona_desktop.errors import PersonaError
+from persona_desktop.services import queries, review
+from persona_desktop.services.queries import CandidateView, FactView
+from persona_desktop.services.review import EvidenceItem
+from persona_desktop.ui.background import Ops
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
+from persona_desktop.ui.review_columns import (
+    CANDIDATE_COLUMNS,
+    FACT_COLUMNS,
+    JOURNAL_COLUMNS,
+    OBSERVATION_COLUMNS,
+)
+from persona_desktop.ui.table_model import Column, RecordTableModel
+
+T = TypeVar("T")
+JOURNAL_LIMIT = 1000
+OBSERVATIONS_BANNER = (
+    "<b>Observations are hypotheses, not facts.</b> They are patterns the sleep cycle noticed"
+    " over a period. They are never stored as facts and never reach the assistant as facts."
+)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    pending: list[CandidateView]
+    recent: list[FactView]
+    journal: list[Revision]
+    observations: list[Observation]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    done: list[int]
+    errors: list[str]
+
+
+def make_table(model: RecordTableModel[Any], widths: list[int]) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setVisible(False)
+    view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
+    header = view.horizontalHeader()
+    header.setHighlightSections(False)
+    for i, w in enumerate(widths):
+        view.setColumnWidth(i, w)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return view
+
+
+class EditDialog(QDialog):
+    def __init__(self, statement: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Edit, then approve")
+        self.editor = QPlainTextEdit(statement)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Write the fact the way you want it remembered:"))
+        lay.addWidget(self.editor)
+        lay.addWidget(buttons)
+        self.resize(480, 180)
+
+    def text(self) -> str:
+        return self.editor.toPlainText().strip()
+
+
+class ReviewWindow(QMainWindow):
+    changed = Signal()  # a decision landed: the tray recounts
+    loaded = Signal()  # a reload finished and the tables show it
+
+    def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Persona Desktop: morning review")
+        self._ctx = ctx
+        self.ops = Ops(self, on_error=self._show_error)
+        self._evidence_seq = 0
+        self.player = AudioPlayer()
+        self.evidence_cards: list[EvidenceCard] = []
+        self.pending = RecordTableModel(CANDIDATE_COLUMNS, lambda v: v.candidate.id)
+        self.recent = RecordTableModel(FACT_COLUMNS, lambda v: v.fact.id)
+        self.journal = RecordTableModel(JOURNAL_COLUMNS, lambda r: r.id)
+        self.observations = RecordTableModel(OBSERVATION_COLUMNS, lambda o: o.id)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._waiting_tab(), "Waiting")
+        self.tabs.addTab(self._recent_tab(), "Recently applied")
+        self.history_table = make_table(self.journal, [140, 70, 150, 110, 300])
+        self.history_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.history_table.horizontalHeader().setStretchLastSection(True)
+        self.tabs.addTab(
+            self._labelled(self.history_table, "The decision journal, newest first. Read-only."), "History"
+        )
+        self.observations_table = make_table(self.observations, [140, 500, 200])
+        self.observations_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.observations_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.observations_table.setWordWrap(True)
+        banner = self._labelled(self.observations_table, OBSERVATIONS_BANNER, warn=True)
+        self.tabs.addTab(banner, "Observations (hypotheses)")
+        self.status = QLabel("Loading...")
+        self.statusBar().addWidget(self.status, 1)
+        self.setCentralWidget(self.tabs)
+        self._add_actions()
+        self.resize(1100, 680)
+        self.reload()
+
+    # --- layout -------------------------------------------------------------------------
+
+    def _waiting_tab(self) -> QWidget:
+        self.pending_table = make_table(self.pending, [380, 60, 50, 65, 120])
+        self.pending_table.selectionModel().currentRowChanged.connect(self._on_current_candidate)
+        self.pending_table.doubleClicked.connect(lambda _i: self.edit_and_approve())
+        buttons = QHBoxLayout()
+        self.approve_button = self._button("Approve (A)", self.approve_selected)
+        self.edit_button = self._button("Edit, then approve (E)", self.edit_and_approve)
+        self.reject_button = self._button("Reject (R)", self.reject_selected)
+        self.undo_button = self._button("Undo (Ctrl+Z)", self.undo)
+        for b in (self.approve_button, self.edit_button, self.reject_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.undo_button)
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.addLayout(buttons)
+        lv.addWidget(self.pending_table)
+        self.detail = QLabel("Select a candidate to see its score and evidence.")
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.RichText)
+        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.evidence_box = QVBoxLayout()
+        pane = QWidget()
+        pv = QVBoxLayout(pane)
+        pv.addWidget(self.detail)
+        pv.addLayout(self.evidence_box)
+        pv.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(pane)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(scroll)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([720, 380])
+        return split
+
+    def _recent_tab(self) -> QWidget:
+        self.recent_table = make_table(self.recent, [380, 60, 120, 115, 70, 65])
+        row = QHBoxLayout()
+        self.revert_button = self._button("Revert (V)", self.revert_selected)
+        row.addWidget(QLabel("Facts added in the last 7 days, including what the policy applied overnight."))
+        row.addStretch(1)
+        row.addWidget(self.revert_button)
+        box = QWidget()
+        v = QVBoxLayout(box)
+        v.addLayout(row)
+        v.addWidget(self.recent_table)
+        return box
+
+    @staticmethod
+    def _labelled(table: QTableView, text: str, warn: bool = False) -> QWidget:
+        box = QWidget()
+        v = QVBoxLayout(box)
+        label = QLabel(text)
+        label.setWordWrap(True)
+        if warn:
+            label.setStyleSheet("background:#fff4ce;color:#5c4400;border:1px solid #e0c36a;padding:6px;")
+        v.addWidget(label)
+        v.addWidget(table)
+        return box
+
+    def _button(self, text: str, slot: Callable[[], None]) -> QPushButton:
+        b = QPushButton(text)
+        b.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keep the keyboard on the table
+        b.clicked.connect(slot)
+        return b
+
+    def _add_actions(self) -> None:
+        def act(keys: list[QKeySequence | str], slot: Callable[[], None]) -> None:
+            a = QAction(self)
+            a.setShortcuts([QKeySequence(k) for k in keys])
+            a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            a.triggered.connect(slot)
+            self.addAction(a)
+
+        act(["A"], self.approve_selected)
+        act(["E", "F2"], self.edit_and_approve)
+        act(["R", "Delete"], self.reject_selected)
+        act([QKeySequence.StandardKey.Undo], self.undo)  # type: ignore[list-item]
+        act(["V"], self.revert_selected)
+        act([QKeySequence.StandardKey.Refresh], self.reload)  # type: ignore[list-item]
+
+    # --- loading ------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+
+        def read() -> Snapshot:
+            return Snapshot(
+                queries.pending_candidates(uow),
+                queries.recent_facts(uow, now),
+                list(reversed(queries.journal(uow, JOURNAL_LIMIT))),
+                queries.observations(uow),
+            )
+
+        self.ops.run(read, self._on_snapshot)
+
+    def _on_snapshot(self, snap: Snapshot) -> None:
+        keep = self._selected_ids(self.pending_table)
+        self.pending.set_rows(snap.pending)
+        self.recent.set_rows(snap.recent)
+        self.journal.set_rows(snap.journal)
+        self.observations.set_rows(snap.observations)
+        self._update_tab_titles()
+        self._reselect(keep)
+        if not snap.pending:
+            self._clear_detail("Nothing is waiting for your review.")
+        self.loaded.emit()
+
+    def _update_tab_titles(self) -> None:
+        self.tabs.setTabText(0, f"Waiting ({len(self.pending.rows)})")
+        self.tabs.setTabText(1, f"Recently applied ({len(self.recent.rows)})")
+        self.tabs.setTabText(3, f"Observations: hypotheses ({len(self.observations.rows)})")
+        if self.status.text() == "Loading...":
+            self.status.setText(f"{len(self.pending.rows)} waiting for your review.")
+
+    def _reselect(self, ids: list[int]) -> None:
+        rows = [r for r in (self.pending.row_of(i) for i in ids) if r is not None]
+        if not rows and self.pending.rows:
+            rows = [0]
+        self._select_rows(self.pending_table, rows)
+
+    # --- selection and evidence ---------------------------------------------------------
+
+    @staticmethod
+    def _selected_ids(table: QTableView) -> list[int]:
+        model = table.model()
+        assert isinstance(model, RecordTableModel)
+        rows = sorted({i.row() for i in table.selectionModel().selectedRows()})
+        return [model.key_at(r) for r in rows if r < model.rowCount()]
+
+    def _select_rows(self, table: QTableView, rows: list[int]) -> None:
+        sel = table.selectionModel()
+        sel.clearSelection()
+        model = table.model()
+        flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for r in rows:
+            sel.select(model.index(r, 0), flags)
+        if rows:
+            current = model.index(rows[0], 0)
+            unchanged = sel.currentIndex().row() == rows[0]
+            sel.setCurrentIndex(current, QItemSelectionModel.SelectionFlag.NoUpdate)
+            table.scrollTo(current)
+            if unchanged and table is self.pending_table:
+                # an unchanged current row is not re-announced, yet its content may be new
+                self._on_current_candidate(current, None)
+
+    def _on_current_candidate(self, current: Any, _previous: Any) -> None:
+        if not current.isValid() or current.row() >= len(self.pending.rows):
+            return
+        view = self.pending.rows[current.row()]
+        self._show_candidate(view)
+        self._evidence_seq += 1
+        seq, cid, uow = self._evidence_seq, view.candidate.id, self._ctx.uow
+        self.ops.run(lambda: queries.evidence(uow, cid), lambda items: self._on_evidence(seq, items))
+
+    def _show_candidate(self, view: CandidateView) -> None:
+        c = view.candidate
+        weights = self._ctx.settings.weights()
+        rows = "".join(
+            f"<tr><td>{name}</td><td align=right>{c.signals.get(name, 0.0):.2f}</td>"
+            f"<td align=right>&times; {weights[name]:.2f}</td>"
+            f"<td style='color:#4a7bd0'>{_bar(c.signals.get(name, 0.0))}</td></tr>"
+            for name in SIGNALS
+        )
+        score = "not scored" if c.score is None else f"{c.score:.2f}"
+        self.detail.setText(
+            f"<h3>{html.escape(c.statement)}</h3>"
+            f"<p>About <b>{html.escape(c.subject.value)}</b> &middot; score <b>{score}</b>"
+            f" (threshold {float(self._ctx.settings.get('sleep.threshold')):.2f})"
+            f" &middot; category {html.escape(c.category or 'none')}</p>"
+            f"<table cellspacing=4>{rows}</table>"
+            f"<p><i>{html.escape(c.reason or '')}</i></p>"
+            f"<p><b>Evidence ({view.evidence_count})</b></p>"
+        )
+
+    def _on_evidence(self, seq: int, items: list[EvidenceItem]) -> None:
+        if seq != self._evidence_seq:
+            return  # the owner moved on; a newer request is on its way
+        self._clear_cards()
+        for item in items:
+            card = EvidenceCard(item, self._ctx.data_dir, self.player)
+            self.evidence_cards.append(card)
+            self.evidence_box.addWidget(card)
+        if not items:
+            self.evidence_box.addWidget(QLabel("No evidence is left (its source was forgotten)."))
+
+    def _clear_cards(self) -> None:
+        while self.evidence_box.count():
+            item = self.evidence_box.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None:
+                w.deleteLater()
+        self.evidence_cards = []
+
+    def _clear_detail(self, text: str) -> None:
+        self._evidence_seq += 1
+        self.detail.setText(text)
+        self._clear_cards()
+
+    # --- decisions ----------------------------------------------------------------------
+
+    def approve_selected(self) -> None:
+        self._decide(self._selected_ids(self.pending_table), "Approved", self._approve_fn(None))
+
+    def approve_edited(self, candidate_id: int, statement: str) -> None:
+        self._decide([candidate_id], "Approved (edited)", self._approve_fn(statement))
+
+    def edit_and_approve(self) -> None:
+        ids = self._selected_ids(self.pending_table)
+        if self.tabs.currentIndex() != 0 or not ids:
+            return
+        row = self.pending.row_of(ids[0])
+        assert row is not None
+        dialog = EditDialog(self.pending.rows[row].candidate.statement, self)
+        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.text():
+            self.approve_edited(ids[0], dialog.text())
+
+    def reject_selected(self) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+        self._decide(
+            self._selected_ids(self.pending_table), "Rejected", lambda cid: review.reject(uow, cid, now)
+        )
+
+    def _approve_fn(self, statement: str | None) -> Callable[[int], Any]:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+        return lambda cid: review.approve(uow, cid, now, statement)
+
+    def _decide(self, ids: list[int], verb: str, fn: Callable[[int], Any]) -> None:
+        if self.tabs.currentIndex() != 0 or not ids:
+            return
+        first_row = self.pending.row_of(ids[0]) or 0
+        self.ops.run(lambda: _each(ids, fn), lambda out: self._on_decided(out, verb, first_row))
+
+    def _on_decided(self, out: Outcome, verb: str, first_row: int) -> None:
+        self.pending.remove_keys(out.done)
+        self._update_tab_titles()
+        if self.pending.rows:
+            self._select_rows(self.pending_table, [min(first_row, len(self.pending.rows) - 1)])
+        else:
+            self._clear_detail("Nothing is waiting for your review.")
+        msg = f"{verb} {len(out.done)}." if out.done else ""
+        if out.errors:
+            msg += " Not done: " + "; ".join(out.errors)
+        self._say(msg.strip(), bad=bool(out.errors))
+        self.changed.emit()
+        self._reload_side_tabs()
+
+    def revert_selected(self) -> None:
+        if self.tabs.currentIndex() != 1:
+            return
+        ids = self._selected_ids(self.recent_table)
+        if not ids:
+            return
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+        self.ops.run(
+            lambda: _each(ids, lambda fid: review.revert_fact(uow, fid, now)),
+            lambda out: self._on_reverted(out),
+        )
+
+    def _on_reverted(self, out: Outcome) -> None:
+        self._say(f"Reverted {len(out.done)} fact(s)." + (" " + "; ".join(out.errors) if out.errors else ""))
+        self.changed.emit()
+        self.reload()
+
+    def undo(self) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+        self.ops.run(lambda: review.undo(uow, now), self._on_undone)
+
+    def _on_undone(self, description: str) -> None:
+        self._say(f"Undone: {description}.")
+        self.changed.emit()
+        self.reload()
+
+    def _reload_side_tabs(self) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+
+        def read() -> tuple[list[FactView], list[Revision]]:
+            return queries.recent_facts(uow, now), list(reversed(queries.journal(uow, JOURNAL_LIMIT)))
+
+        def show(result: tuple[list[FactView], list[Revision]]) -> None:
+            self.recent.set_rows(result[0])
+            self.journal.set_rows(result[1])
+            self._update_tab_titles()
+
+        self.ops.run(read, show)
+
+    # --- feedback -----------------------------------------------------------------------
+
+    def _say(self, text: str, bad: bool = False) -> None:
+        self.status.setStyleSheet("color: #b3261e;" if bad else "")
+        self.status.setText(text)
+
+    def _show_error(self, exc: PersonaError) -> None:
+        self._say(str(exc), bad=True)
+
+    def bring_forward(self) -> None:
+        self.show()
+        self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
+        self.raise_()
+        self.activateWindow()
+        self.pending_table.setFocus()
+
+    def shutdown(self) -> None:
+        self.player.close()
+        self.ops.shutdown()
+
+    def closeEvent(self, event: Any) -> None:
+        self.player.stop()
+        super().closeEvent(event)
+
+
+def _bar(value: float, width: int = 12) -> str:
+    filled = max(0, min(width, round(value * width)))
+    return "\u2588" * filled + "<span style='color:#c8d3e6'>" + "\u2588" * (width - filled) + "</span>"
+
+
+def _each(ids: list[int], fn: Callable[[int], Any]) -> Outcome:
+    """One transaction per id, so one refusal does not undo the others."""
+    done, errors = [], []
+    for i in ids:
+        try:
+            fn(i)
+        except PersonaError as exc:
+            errors.append(str(exc))
+        else:
+            done.append(i)
+    return Outcome(done, errors)
+
+
+__all__ = ["Column", "ReviewWindow"]

@@ -1,0 +1,183 @@
+"""The nightly scheduler: a QTimer tick, a time window, and the sleep cycle in a QThread.
+
+The cycle itself is the Qt-free generator of `services.sleep_cycle`; the worker only
+iterates it, relays its progress through signals, and hands it a cancel flag. A
+`deferred` or `skipped` outcome is retried on the next tick inside the window; a run
+that finished (or that the owner cancelled) is not repeated the same night.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
+
+from persona_desktop.config import Settings
+from persona_desktop.domain.model import RunStatus
+from persona_desktop.errors import PersonaError
+from persona_desktop.services.sleep_cycle import Progress, RunOutcome, SleepConfig, SleepCycle
+from persona_desktop.ui.context import UiContext
+
+log = logging.getLogger(__name__)
+
+TICK_MS = 60_000
+_RETRY = {RunStatus.DEFERRED, RunStatus.SKIPPED, RunStatus.FAILED}
+
+
+def _hhmm(text: str) -> time:
+    hours, minutes = text.split(":")
+    return time(int(hours), int(minutes))
+
+
+def in_window(now: time, start: time, end: time) -> bool:
+    """Whether a local time falls in [start, end); a window may wrap past midnight."""
+    if start == end:
+        return True
+    if start < end:
+        return start <= now < end
+    return now >= start or now < end
+
+
+def night_of(now: datetime, start: time) -> date:
+    """The date a window belongs to: times after midnight count for the night before."""
+    shift = timedelta(hours=start.hour, minutes=start.minute)
+    return (now - shift).date()
+
+
+class SleepWorker(QThread):
+    progress = Signal(object)
+    outcome = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, cycle: SleepCycle, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._cycle = cycle
+        self._cancel = False
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    def cancelled(self) -> bool:
+        return self._cancel
+
+    def run(self) -> None:
+        gen = self._cycle.run(self.cancelled)
+        try:
+            while True:
+                try:
+                    event = next(gen)
+                except StopIteration as stop:
+                    self.outcome.emit(stop.value)
+                    return
+                self.progress.emit(event)
+        except PersonaError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a bug; say so instead of dying silently in a thread
+            log.exception("the sleep cycle crashed")
+            self.failed.emit(f"the sleep cycle crashed: {type(exc).__name__}: {exc}")
+
+
+class SleepScheduler(QObject):
+    started = Signal()
+    progress = Signal(object)  # Progress
+    finished = Signal(object)  # RunOutcome
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        ctx: UiContext,
+        tick_ms: int = TICK_MS,
+        now: Callable[[], datetime] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._ctx = ctx
+        self._now = now or (lambda: ctx.clock.now().astimezone())
+        self.worker: SleepWorker | None = None
+        self.last_progress: Progress | None = None
+        self.last_outcome: RunOutcome | None = None
+        self._done_night: date | None = None
+        self.timer = QTimer(self)
+        self.timer.setInterval(tick_ms)
+        self.timer.timeout.connect(self.tick)
+
+    @property
+    def settings(self) -> Settings:
+        return self._ctx.settings
+
+    def start(self) -> None:
+        self.timer.start()
+
+    def is_running(self) -> bool:
+        return self.worker is not None and not self.worker.isFinished()
+
+    def window(self) -> tuple[time, time]:
+        return _hhmm(str(self.settings.get("sleep.window_start"))), _hhmm(
+            str(self.settings.get("sleep.window_end"))
+        )
+
+    def tick(self) -> bool:
+        """Start a run if it is time; returns whether one started."""
+        if not self.settings.get("sleep.enabled") or self.is_running():
+            return False
+        now = self._now()
+        start, end = self.window()
+        if not in_window(now.time(), start, end) or self._done_night == night_of(now, start):
+            return False
+        return self.run_now()
+
+    def run_now(self) -> bool:
+        if self.is_running():
+            return False
+        cycle = SleepCycle(
+            self._ctx.uow, self._ctx.llm, SleepConfig.from_settings(self.settings), self._ctx.clock
+        )
+        worker = SleepWorker(cycle, self)
+        worker.progress.connect(self._on_progress)
+        worker.outcome.connect(self._on_outcome)
+        worker.failed.connect(self._on_failed)
+        worker.finished.connect(lambda w=worker: self._on_thread_finished(w))
+        self.worker = worker
+        self.last_progress = None
+        worker.start()
+        self.started.emit()
+        return True
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def _on_progress(self, event: Progress) -> None:
+        self.last_progress = event
+        self.progress.emit(event)
+
+    def _on_outcome(self, outcome: RunOutcome) -> None:
+        self.last_outcome = outcome
+        if outcome.status not in _RETRY:
+            start, _ = self.window()
+            self._done_night = night_of(self._now(), start)
+        self.finished.emit(outcome)
+
+    def _on_failed(self, message: str) -> None:
+        self.failed.emit(message)
+
+    def _on_thread_finished(self, worker: SleepWorker) -> None:
+        if self.worker is worker:
+            self.worker = None
+            self.last_progress = None
+        worker.deleteLater()
+
+    def shutdown(self, wait_ms: int = 5000) -> bool:
+        """Stop ticking, ask a running cycle to stop; True when no thread is left running.
+
+        A cycle blocked in an LLM call may take until that call returns; every step is
+        its own transaction, so leaving it behind at exit loses nothing stored.
+        """
+        self.timer.stop()
+        worker = self.worker
+        if worker is None:
+            return True
+        worker.cancel()
+        return worker.wait(wait_ms)

@@ -1,0 +1,265 @@
+"""The app's coordinator: the shared menu actions, the windows, the state in words.
+
+The tray icon and the fallback main window are two views of one `Shell`: both show
+its actions and its state, so a desktop without a tray loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+from persona_desktop.errors import PersonaError
+from persona_desktop.services import queries
+from persona_desktop.services.sleep_cycle import Progress, RunOutcome
+from persona_desktop.ui.background import Ops
+from persona_desktop.ui.capture_control import CaptureController
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.first_run import FirstRunDialog
+from persona_desktop.ui.icons import TrayState
+from persona_desktop.ui.memory_browser import MemoryBrowser
+from persona_desktop.ui.review_window import ReviewWindow
+from persona_desktop.ui.scheduler import SleepScheduler
+from persona_desktop.ui.settings_dialog import SettingsDialog
+
+log = logging.getLogger(__name__)
+
+COUNT_REFRESH_MS = 60_000
+
+
+class Shell(QObject):
+    state_changed = Signal()
+    notified = Signal(str, str)  # title, message: what the owner was told
+
+    def __init__(self, ctx: UiContext, capture: CaptureController, scheduler: SleepScheduler) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.capture = capture
+        self.scheduler = scheduler
+        self.ops = Ops(self, on_error=lambda exc: self.notify("Persona Desktop", str(exc)))
+        self.pending = 0
+        self._manual = False
+        self.review: ReviewWindow | None = None
+        self.memory: MemoryBrowser | None = None
+        self.settings_dialog: SettingsDialog | None = None
+        self.first_run: FirstRunDialog | None = None
+        self._build_actions()
+        capture.changed.connect(self._on_state_inputs)
+        capture.failed.connect(lambda msg: self.notify("Capture", msg))
+        scheduler.started.connect(self._on_state_inputs)
+        scheduler.progress.connect(self._on_progress)
+        scheduler.finished.connect(self._on_cycle_finished)
+        scheduler.failed.connect(self._on_cycle_failed)
+        self._count_timer = QTimer(self)
+        self._count_timer.setInterval(COUNT_REFRESH_MS)
+        self._count_timer.timeout.connect(self.refresh_counts)
+        self._sync_actions()
+
+    # --- actions ------------------------------------------------------------------------
+
+    def _action(self, text: str, slot: Any, checkable: bool = False) -> QAction:
+        a = QAction(text, self)
+        a.setCheckable(checkable)
+        (a.toggled if checkable else a.triggered).connect(slot)
+        return a
+
+    def _build_actions(self) -> None:
+        self.screen_action = self._action("Screen capture", lambda on: self._toggle("screen", on), True)
+        self.speech_action = self._action("Speech capture", lambda on: self._toggle("speech", on), True)
+        self.pause15_action = self._action("Pause for 15 minutes", lambda: self.capture.pause(15))
+        self.pause60_action = self._action("Pause for 1 hour", lambda: self.capture.pause(60))
+        self.resume_action = self._action("Resume capture", self.capture.resume)
+        self.review_action = self._action("Review...", self.open_review)
+        self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
+        self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
+        self.memory_action = self._action("Memory...", self.open_memory)
+        self.settings_action = self._action("Settings...", self.open_settings)
+        self.quit_action = self._action("Quit", self.quit)
+
+    def menu_actions(self) -> list[QAction | None]:
+        """The menu, top to bottom; None is a separator."""
+        return [
+            self.screen_action,
+            self.speech_action,
+            self.pause15_action,
+            self.pause60_action,
+            self.resume_action,
+            None,
+            self.review_action,
+            self.run_action,
+            self.cancel_action,
+            None,
+            self.memory_action,
+            self.settings_action,
+            None,
+            self.quit_action,
+        ]
+
+    def _toggle(self, kind: str, on: bool) -> None:
+        if self.capture.is_enabled(kind) != on:
+            self.capture.set_enabled(kind, on)
+
+    def _sync_actions(self) -> None:
+        for action, kind in ((self.screen_action, "screen"), (self.speech_action, "speech")):
+            action.blockSignals(True)
+            action.setChecked(self.capture.is_enabled(kind))
+            action.blockSignals(False)
+        paused = self.capture.is_paused()
+        any_on = self.capture.any_enabled()
+        self.pause15_action.setVisible(any_on and not paused)
+        self.pause60_action.setVisible(any_on and not paused)
+        self.resume_action.setVisible(paused)
+        self.review_action.setText(f"Review {self.pending} waiting..." if self.pending else "Review...")
+        running = self.scheduler.is_running()
+        self.run_action.setEnabled(not running)
+        self.cancel_action.setVisible(running)
+
+    # --- state --------------------------------------------------------------------------
+
+    def state(self) -> TrayState:
+        if self.scheduler.is_running():
+            return TrayState.RUNNING
+        if self.pending:
+            return TrayState.WAITING
+        if self.capture.any_enabled():
+            return TrayState.PAUSED if self.capture.is_paused() else TrayState.CAPTURING
+        return TrayState.OFF
+
+    def describe(self) -> str:
+        parts = [self.capture.describe()]
+        if self.scheduler.is_running():
+            p = self.scheduler.last_progress
+            step = f"{p.phase} {p.done}/{p.total}" if p is not None and p.total else "starting"
+            parts.append(f"sleep cycle running ({step})")
+        elif self.ctx.settings.get("sleep.enabled"):
+            start, end = self.scheduler.window()
+            parts.append(f"sleep cycle nightly {start:%H:%M}-{end:%H:%M}")
+        else:
+            parts.append("sleep cycle off")
+        if self.pending:
+            parts.append(f"{self.pending} waiting for your review")
+        return "Persona Desktop: " + "; ".join(parts)
+
+    def _on_state_inputs(self) -> None:
+        self._sync_actions()
+        self.state_changed.emit()
+
+    def refresh_counts(self) -> None:
+        uow = self.ctx.uow
+        self.ops.run(lambda: queries.counts(uow), self._on_counts)
+
+    def _on_counts(self, counts: dict[str, int]) -> None:
+        pending = int(counts.get("pending", 0))
+        if pending != self.pending:
+            self.pending = pending
+            self._on_state_inputs()
+
+    # --- sleep cycle --------------------------------------------------------------------
+
+    def run_cycle_now(self) -> None:
+        if not self.ctx.settings.get("sleep.enabled"):
+            self.notify("Sleep cycle", "The sleep cycle is off. Turn it on in Settings first.")
+            return
+        if self.scheduler.run_now():
+            self._manual = True
+        else:
+            self.notify("Sleep cycle", "A cycle is already running.")
+
+    def _on_progress(self, _event: Progress) -> None:
+        self.state_changed.emit()
+
+    def _on_cycle_finished(self, outcome: RunOutcome) -> None:
+        self._on_state_inputs()
+        self.refresh_counts()
+        if self.review is not None:
+            self.review.reload()
+        manual, self._manual = self._manual, False
+        # a scheduled run retries each tick while deferred: only the owner's own click hears of it
+        if manual or outcome.status.value not in ("deferred", "skipped"):
+            self.notify("Persona Desktop", outcome.message)
+
+    def _on_cycle_failed(self, message: str) -> None:
+        self._on_state_inputs()
+        self.notify("Sleep cycle failed", message)
+
+    # --- windows ------------------------------------------------------------------------
+
+    def open_review(self) -> ReviewWindow:
+        if self.review is None:
+            self.review = ReviewWindow(self.ctx)
+            self.review.changed.connect(self.refresh_counts)
+        else:
+            self.review.reload()
+        self.review.bring_forward()
+        return self.review
+
+    def open_memory(self) -> MemoryBrowser:
+        if self.memory is None:
+            self.memory = MemoryBrowser(self.ctx)
+            self.memory.changed.connect(self.refresh_counts)
+        else:
+            self.memory.reload()
+        self.memory.show()
+        self.memory.raise_()
+        self.memory.activateWindow()
+        return self.memory
+
+    def open_settings(self) -> SettingsDialog:
+        if self.settings_dialog is None or not self.settings_dialog.isVisible():
+            self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops)
+            self.settings_dialog.saved.connect(self._on_state_inputs)
+            self.settings_dialog.data_deleted.connect(lambda _c: self.refresh_counts())
+        self.settings_dialog.show()
+        self.settings_dialog.raise_()
+        self.settings_dialog.activateWindow()
+        return self.settings_dialog
+
+    def open_first_run(self) -> FirstRunDialog:
+        dialog = FirstRunDialog(self.ctx, self.capture)
+        dialog.finished.connect(lambda _r: self._after_first_run(dialog))
+        self.first_run = dialog
+        dialog.show()
+        return dialog
+
+    def _after_first_run(self, dialog: FirstRunDialog) -> None:
+        self._on_state_inputs()
+        if dialog.wants_settings:
+            self.open_settings()
+
+    # --- feedback and lifetime ----------------------------------------------------------
+
+    def notify(self, title: str, message: str) -> None:
+        log.info("%s: %s", title, message)
+        self.notified.emit(title, message)
+
+    def warn(self, parent: QWidget | None, exc: PersonaError) -> None:
+        QMessageBox.warning(parent, "Persona Desktop", str(exc))
+
+    def start(self) -> None:
+        self._count_timer.start()
+        self.scheduler.start()
+        self.refresh_counts()
+
+    def quit(self) -> None:
+        app = QApplication.instance()
+        if app is not None:
+            app.quit()
+
+    def shutdown(self, wait_ms: int = 5000) -> bool:
+        """Stop timers, workers and windows; False when a cycle was still blocked at the end."""
+        self._count_timer.stop()
+        clean = self.scheduler.shutdown(wait_ms)
+        self.capture.shutdown()
+        for window in (self.review, self.memory):
+            if window is not None:
+                window.shutdown()
+                window.close()
+        for dialog in (self.settings_dialog, self.first_run):
+            if dialog is not None:
+                dialog.hide()
+        self.ops.shutdown()
+        return clean

@@ -1,0 +1,55 @@
+"""The tray icon: the state as an icon and in words, the shell's actions as its menu."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+
+from persona_desktop.ui.icons import TrayState, state_icon
+from persona_desktop.ui.shell import Shell
+
+
+class Tray(QObject):
+    def __init__(self, shell: Shell) -> None:
+        super().__init__()
+        self.shell = shell
+        self.menu = QMenu()
+        for action in shell.menu_actions():
+            if action is None:
+                self.menu.addSeparator()
+            else:
+                self.menu.addAction(action)
+        self.icon = QSystemTrayIcon(self)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._on_activated)
+        self.shown_state: TrayState | None = None
+        self._icons: dict[tuple[TrayState, int], QIcon] = {}
+        shell.state_changed.connect(self.refresh)
+        shell.notified.connect(self._on_notified)
+        self.refresh()
+
+    def show(self) -> None:
+        self.icon.show()
+
+    def refresh(self) -> None:
+        state = self.shell.state()
+        # the waiting state's icon is the count itself; other states show it as a badge
+        badge = self.shell.pending
+        key = (state, min(badge, 10))
+        if key not in self._icons:
+            self._icons[key] = state_icon(state, badge)
+        self.icon.setIcon(self._icons[key])
+        self.shown_state = state
+        self.icon.setToolTip(self.shell.describe())
+
+    def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.shell.open_review()
+
+    def _on_notified(self, title: str, message: str) -> None:
+        if self.icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 10_000)
+
+    def hide(self) -> None:
+        self.icon.hide()

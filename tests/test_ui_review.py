@@ -1,0 +1,194 @@
+"""The morning review window and the memory browser on a real store, through real services."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.domain.model import FactStatus
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.memory_browser import MemoryBrowser
+from persona_desktop.ui.review_window import ReviewWindow
+from tests.ui_support import Seeded, candidate_status, journal_actions, seed_memory, shell, ui_ctx
+
+__all__ = ["shell", "ui_ctx"]
+
+TIMEOUT = 10_000
+
+
+@pytest.fixture
+def seeded(runtime: Runtime) -> Seeded:
+    return seed_memory(runtime, pending=4, applied=2, observations=1)
+
+
+@pytest.fixture
+def review(ui_ctx: UiContext, seeded: Seeded, qtbot: QtBot) -> Iterator[ReviewWindow]:
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitUntil(lambda: bool(window.evidence_cards), timeout=TIMEOUT)
+    yield window
+    window.shutdown()
+    assert window.ops.active_threads() == 0
+
+
+def _press(
+    qtbot: QtBot, window: ReviewWindow, key: Qt.Key, mod: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier
+) -> None:
+    with qtbot.waitSignal(window.changed, timeout=TIMEOUT):
+        window.pending_table.setFocus()
+        qtbot.keyClick(window.pending_table, key, mod)
+    qtbot.waitUntil(lambda: not window.ops.busy(), timeout=TIMEOUT)
+
+
+def _fact_of(rt: Runtime, cid: int) -> tuple[str, str] | None:
+    with rt.uow.read() as uow:
+        fact = uow.facts.by_candidate(cid)
+        return (fact.statement, fact.status.value) if fact else None
+
+
+def test_window_shows_every_tab_and_the_evidence_with_its_context(
+    review: ReviewWindow, seeded: Seeded
+) -> None:
+    assert [v.candidate.id for v in review.pending.rows] == seeded.pending
+    assert review.tabs.tabText(0) == "Waiting (4)"
+    assert {v.fact.id for v in review.recent.rows} == set(seeded.applied)
+    assert {v.origin for v in review.recent.rows} == {"policy"}
+    assert "hypotheses" in review.tabs.tabText(3).lower()
+    assert len(review.observations.rows) == 1
+    assert review.journal.rows[0].action == "candidate.applied"  # newest first
+    card = review.evidence_cards[0]
+    assert card.item.fragment.ref == seeded.fragment_refs[0]
+    assert [f.ref for f in card.item.context][:2] == seeded.fragment_refs[:2]  # the chat around it
+    assert "relevance" in review.detail.text() and "0.55" in review.detail.text()
+    score_tip = review.pending.data(review.pending.index(0, 2), Qt.ItemDataRole.ToolTipRole)
+    assert "recency: 0.95" in score_tip
+
+
+def test_approve_by_keyboard_writes_a_fact_and_the_journal(
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    first = seeded.pending[0]
+    _press(qtbot, review, Qt.Key.Key_A)
+    assert candidate_status(runtime, first) == "approved"
+    assert _fact_of(runtime, first) is not None
+    assert journal_actions(runtime)[-1] == "candidate.approved"
+    assert first not in [v.candidate.id for v in review.pending.rows]
+    assert review.tabs.tabText(0) == "Waiting (3)"
+    # the next candidate is selected, ready for the next key press
+    assert review._selected_ids(review.pending_table) == [seeded.pending[1]]
+
+
+def test_reject_then_undo_twice_walks_back(
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    a, b = seeded.pending[0], seeded.pending[1]
+    _press(qtbot, review, Qt.Key.Key_Delete)  # reject a
+    _press(qtbot, review, Qt.Key.Key_A)  # approve b
+    assert candidate_status(runtime, a) == "rejected"
+    assert candidate_status(runtime, b) == "approved"
+    before = len(journal_actions(runtime))
+    with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
+        _press(qtbot, review, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert candidate_status(runtime, b) == "pending" and _fact_of(runtime, b) is None
+    assert candidate_status(runtime, a) == "rejected"
+    with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
+        _press(qtbot, review, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert candidate_status(runtime, a) == "pending"
+    actions = journal_actions(runtime)
+    assert actions[before:] == ["decision.undone", "decision.undone"]  # appended, never rewritten
+    assert {v.candidate.id for v in review.pending.rows} == set(seeded.pending)
+    assert "undone" in review.status.text().lower()
+
+
+def test_undo_with_nothing_to_undo_says_so(review: ReviewWindow, qtbot: QtBot) -> None:
+    review.undo()
+    qtbot.waitUntil(lambda: "nothing to undo" in review.status.text(), timeout=TIMEOUT)
+
+
+def test_edit_then_approve_keeps_the_owners_wording(
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    cid = seeded.pending[2]
+    with qtbot.waitSignal(review.changed, timeout=TIMEOUT):
+        review.approve_edited(cid, "I am vegetarian")
+    assert _fact_of(runtime, cid) == ("I am vegetarian", "applied")
+
+
+def test_bulk_approve_every_selected_row(
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    review.pending_table.setFocus()
+    review.pending_table.selectAll()
+    _press(qtbot, review, Qt.Key.Key_A)
+    assert all(candidate_status(runtime, c) == "approved" for c in seeded.pending)
+    assert review.pending.rows == []
+    assert "Nothing is waiting" in review.detail.text()
+
+
+def test_revert_an_overnight_fact_from_recently_applied(
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    review.tabs.setCurrentIndex(1)
+    review.recent_table.selectRow(0)
+    fid = review.recent.key_at(0)
+    with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
+        qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
+    with runtime.uow.read() as uow:
+        fact = uow.facts.get(fid)
+    assert fact is not None and fact.status is FactStatus.REVERTED
+    assert journal_actions(runtime)[-1] == "fact.reverted"
+    assert fid not in [v.fact.id for v in review.recent.rows]
+
+
+# --- memory browser -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory(ui_ctx: UiContext, seeded: Seeded, qtbot: QtBot) -> Iterator[MemoryBrowser]:
+    window = MemoryBrowser(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    yield window
+    window.shutdown()
+    assert window.ops.active_threads() == 0
+
+
+def test_memory_search_and_why(memory: MemoryBrowser, seeded: Seeded, qtbot: QtBot) -> None:
+    assert {v.fact.id for v in memory.facts.rows} == set(seeded.applied)
+    with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
+        memory.search.setText("topic 5")
+    assert [v.fact.statement for v in memory.facts.rows] == ["The owner likes topic 5 (chat:test:saved)"]
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT) as shown:
+        memory.select_fact(memory.facts.key_at(0))
+    prov = shown.args[0]
+    assert prov.fact.id == memory.facts.key_at(0)
+    assert prov.evidence and prov.evidence[0].source_label == "Saved messages"
+    assert "candidate.applied" in memory.why_label.text()
+    assert seeded.source_id in memory.forget_buttons
+
+
+def test_memory_revert_and_forget_source_are_journaled(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, ui_ctx: UiContext, qtbot: QtBot
+) -> None:
+    other = seed_memory(runtime, pending=1, applied=1, observations=0, key="chat:test:other", label="Bob")
+    with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
+        memory.reload()
+    memory.select_fact(seeded.applied[0])
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.revert_selected()
+    assert journal_actions(runtime)[-1] == "fact.reverted"
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.forget(other.source_id)
+    qtbot.waitUntil(lambda: "Forgotten" in memory.status.text(), timeout=TIMEOUT)
+    assert journal_actions(runtime)[-1] == "source.forgotten"
+    with runtime.uow.read() as uow:
+        assert uow.fragments.of_source(other.source_id) == []
+        assert uow.facts.get(other.applied[0]).status is FactStatus.REVERTED  # type: ignore[union-attr]
+        assert uow.fragments.of_source(seeded.source_id) != []  # the other source is untouched

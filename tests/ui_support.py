@@ -1,0 +1,383 @@
+"""Fixtures and seeding for the ui tests: real store, real services, no leaked threads.
+
+`seed_memory` writes candidates and facts straight through the unit of work (the
+sleep cycle has its own tests); the ui then works on them through the services.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QApplication
+
+from persona_desktop.app import build_context, build_shell
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.domain.model import (
+    Author,
+    CandidateStatus,
+    Kind,
+    NewFragment,
+    SourceInfo,
+    Subject,
+    Trust,
+)
+from persona_desktop.domain.text import statement_key
+from persona_desktop.services.ingest import ingest
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.shell import Shell
+
+SIGNALS = {
+    "relevance": 0.9,
+    "frequency": 0.5,
+    "diversity": 0.33,
+    "recency": 0.95,
+    "consolidation": 0.5,
+    "richness": 0.75,
+}
+
+
+@dataclass
+class Seeded:
+    source_id: int
+    pending: list[int] = field(default_factory=list)
+    applied: list[int] = field(default_factory=list)  # fact ids the policy applied
+    fragment_refs: list[str] = field(default_factory=list)
+
+
+def chat_source(
+    rt: Runtime, n: int, key: str = "chat:test:saved", label: str = "Saved messages"
+) -> tuple[int, list[str]]:
+    now = datetime.now(UTC) - timedelta(hours=3)
+    frags = [
+        NewFragment(
+            ref=f"{key}:{i}",
+            kind=Kind.CHAT,
+            author=Author.OWNER if i % 2 == 0 else Author.ASSISTANT,
+            trust=Trust.TRUSTED,
+            text=f"message number {i}: I like topic {i}",
+            captured_at=now + timedelta(seconds=i),
+            locator={"chat": key, "message_id": str(i)},
+            session=key,
+            seq=i,
+        )
+        for i in range(n)
+    ]
+    [result] = ingest(rt.uow, [(SourceInfo(key, Kind.CHAT, label), frags)], datetime.now(UTC))
+    return result.source_id, [f.ref for f in frags]
+
+
+def seed_memory(
+    rt: Runtime,
+    pending: int = 3,
+    applied: int = 2,
+    observations: int = 1,
+    key: str = "chat:test:saved",
+    label: str = "Saved messages",
+) -> Seeded:
+    """`pending` waiting candidates and `applied` policy-applied facts, each citing one owner message."""
+    source_id, refs = chat_source(rt, max(2, 2 * (pending + applied)), key, label)
+    seeded = Seeded(source_id, fragment_refs=refs)
+    at = datetime.now(UTC) - timedelta(hours=1)
+    with rt.uow() as uow:
+        by_ref = uow.fragments.by_refs(refs)
+        for i in range(pending + applied):
+            statement = f"The owner likes topic {i} ({key})"
+            cid = uow.candidates.add(
+                statement=statement,
+                subject=Subject.OWNER if i % 3 else Subject.OTHER,
+                key=statement_key(statement),
+                category="preference",
+                origin="sleep",
+                run_id=None,
+                payload={},
+                supersedes_fact_id=None,
+                created_at=at,
+            )
+            is_pending = i < pending
+            uow.candidates.set_scored(
+                cid,
+                status=CandidateStatus.PENDING if is_pending else CandidateStatus.APPLIED,
+                score=0.55 if is_pending else 0.8,
+                signals=SIGNALS,
+                reason="score 0.55 below threshold 0.60"
+                if is_pending
+                else "proven owner fact over threshold",
+                supersedes_fact_id=None,
+            )
+            frag = by_ref[refs[(2 * i) % len(refs)]]
+            uow.candidates.add_evidence(cid, [frag.id], None)
+            if is_pending:
+                seeded.pending.append(cid)
+            else:
+                fid = uow.facts.add(
+                    statement=statement,
+                    subject=Subject.OWNER,
+                    key=statement_key(statement),
+                    category="preference",
+                    candidate_id=cid,
+                    valid_from=at,
+                )
+                seeded.applied.append(fid)
+                uow.journal.append(
+                    at=at,
+                    actor="policy",
+                    action="candidate.applied",
+                    entity="candidate",
+                    entity_id=cid,
+                    data={"statement": statement},
+                )
+        for j in range(observations):
+            uow.observations.add(None, f"The owner seems busy with topic {j} this week.", ["topic"], at)
+        uow.commit()
+    return seeded
+
+
+def journal_actions(rt: Runtime) -> list[str]:
+    with rt.uow.read() as uow:
+        return [r.action for r in uow.journal.all()]
+
+
+def candidate_status(rt: Runtime, cid: int) -> str:
+    with rt.uow.read() as uow:
+        c = uow.candidates.get(cid)
+        assert c is not None
+        return c.status.value
+
+
+# --- fixtures -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ui_ctx(runtime: Runtime, qapp: QApplication) -> UiContext:
+    return build_context(runtime)
+
+
+@pytest.fixture
+def shell(ui_ctx: UiContext, qapp: QApplication) -> Iterator[Shell]:
+    """A shell whose teardown proves nothing is left running."""
+    sh = build_shell(ui_ctx)
+    yield sh
+    assert sh.shutdown(wait_ms=20_000), "a sleep-cycle thread was still running"
+    assert_nothing_running(sh)
+    qapp.processEvents()
+
+
+def assert_nothing_running(sh: Shell) -> None:
+    assert not sh.scheduler.timer.isActive()
+    assert sh.scheduler.worker is None or sh.scheduler.worker.isFinished()
+    for ops in [sh.ops] + [w.ops for w in (sh.review, sh.memory) if w is not None]:
+        assert not ops.busy()
+        assert ops.active_threads() == 0
+    assert QThreadPool.globalInstance().activeThreadCount() == 0
+
+
+# --- an X server with a tray, for the xvfb tests --------------------------------------------
+
+
+@dataclass
+class XServer:
+    display: str
+    procs: list[subprocess.Popen[bytes]]
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "WAYLAND_DISPLAY"}
+        env.update({"DISPLAY": self.display, "QT_QPA_PLATFORM": "xcb"})
+        return env
+
+
+def start_xvfb(with_tray: bool = True, timeout: float = 20.0) -> XServer:
+    """Xvfb on a free display (-displayfd), plus `trayer` as the system tray host."""
+    for tool in ("Xvfb", *(("trayer",) if with_tray else ())):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is not installed (scripts/install-system-deps installs it)")
+    read_fd, write_fd = os.pipe()
+    xvfb = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(write_fd)
+    procs = [xvfb]
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            number = pipe.readline().strip().decode()
+        if not number:
+            raise RuntimeError("Xvfb did not report a display number")
+        server = XServer(f":{number}", procs)
+        if with_tray:
+            tray = subprocess.Popen(
+                ["trayer", "--edge", "top", "--align", "right", "--width", "10", "--height", "24"],
+                env=server.env(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            procs.append(tray)
+        return server
+    except BaseException:
+        stop_xvfb(XServer("", procs))
+        raise
+
+
+def stop_xvfb(server: XServer) -> None:
+    for proc in reversed(server.procs):
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@pytest.fixture
+def xserver() -> Iterator[XServer]:
+    server = start_xvfb()
+    yield server
+    stop_xvfb(server)
+
+
+def run_probe(server: XServer, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "tests.ui_support", *args],
+        cwd=Path(__file__).resolve().parents[1],
+        env=server.env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+# --- the probe: run as `python -m tests.ui_support DATA_DIR [SHOTS_DIR]` under X -----------
+
+
+def _spin(app: QApplication, seconds: float, until: Any = None) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        if until is not None and until():
+            return True
+        time.sleep(0.02)
+    return until is None
+
+
+def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
+    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QSystemTrayIcon
+
+    from persona_desktop.bootstrap import open_runtime
+    from persona_desktop.config import Settings
+    from persona_desktop.ui.icons import TrayState, state_pixmap
+    from persona_desktop.ui.main_window import MainWindow
+    from persona_desktop.ui.tray import Tray
+
+    app = QApplication(["persona-desktop-probe"])
+    app.setQuitOnLastWindowClosed(False)
+    rt = open_runtime(data_dir)
+    seeded = seed_memory(rt, pending=6, applied=3, observations=2)
+    ctx = build_context(rt)
+    sh = build_shell(ctx)
+    out: dict[str, Any] = {
+        "platform": app.platformName(),
+        "tray_available": QSystemTrayIcon.isSystemTrayAvailable(),
+    }
+    tray = Tray(sh)
+    tray.show()
+    sh.start()
+    out["icon_visible"] = _spin(app, 10, lambda: tray.icon.geometry().width() > 0)
+    out["icon_geometry"] = list(tray.icon.geometry().getRect())
+    _spin(app, 10, lambda: sh.pending == len(seeded.pending))
+    out["menu"] = [a.text() for a in tray.menu.actions() if not a.isSeparator() and a.isVisible()]
+    out["tooltip_before"] = tray.icon.toolTip()
+    out["state_before"] = sh.state().value
+    sh.screen_action.trigger()
+    out["screen_setting_saved"] = Settings.load(ctx.settings.path).get("capture.screen_enabled")  # type: ignore[arg-type]
+    sh.pause15_action.trigger()
+    out["paused_tooltip"] = tray.icon.toolTip()
+    sh.resume_action.trigger()
+    sh.review_action.trigger()
+    review = sh.review
+    assert review is not None
+    _spin(app, 10, lambda: len(review.pending.rows) == len(seeded.pending) and bool(review.evidence_cards))
+    out["review_visible"] = review.isVisible()
+    sh.memory_action.trigger()
+    memory = sh.memory
+    assert memory is not None
+    _spin(app, 10, lambda: len(memory.facts.rows) == len(seeded.applied))
+    memory.select_fact(seeded.applied[0])
+    _spin(app, 10, lambda: memory.provenance is not None)
+    out["memory_visible"] = memory.isVisible()
+    sh.settings_action.trigger()
+    out["settings_visible"] = sh.settings_dialog is not None and sh.settings_dialog.isVisible()
+    if shots is not None:
+        shots.mkdir(parents=True, exist_ok=True)
+        _spin(app, 1)
+        review.grab().save(str(shots / "review-window.png"))
+        review.tabs.setCurrentIndex(1)
+        _spin(app, 0.3)
+        review.grab().save(str(shots / "review-recently-applied.png"))
+        review.tabs.setCurrentIndex(2)
+        _spin(app, 0.3)
+        review.grab().save(str(shots / "review-history.png"))
+        review.tabs.setCurrentIndex(3)
+        _spin(app, 0.3)
+        review.grab().save(str(shots / "review-observations.png"))
+        memory.grab().save(str(shots / "memory-browser.png"))
+        assert sh.settings_dialog is not None
+        for i in range(sh.settings_dialog.tabs.count()):
+            sh.settings_dialog.tabs.setCurrentIndex(i)
+            _spin(app, 0.2)
+            sh.settings_dialog.grab().save(str(shots / f"settings-{i}.png"))
+        first = sh.open_first_run()
+        _spin(app, 0.5)
+        first.grab().save(str(shots / "first-run.png"))
+        first.hide()
+        main = MainWindow(sh)
+        main.show()
+        _spin(app, 0.5)
+        main.grab().save(str(shots / "main-window-no-tray.png"))
+        main.hide()
+        tray.menu.popup(tray.icon.geometry().bottomLeft())
+        _spin(app, 0.5)
+        tray.menu.grab().save(str(shots / "tray-menu.png"))
+        tray.menu.hide()
+        for state in TrayState:
+            state_pixmap(state, 64, 3 if state is TrayState.WAITING else 0).save(
+                str(shots / f"state-{state.value}.png")
+            )
+        screen = QGuiApplication.primaryScreen()
+        screen.grabWindow(0).save(str(shots / "desktop-with-tray.png"))
+    quit_seen: list[bool] = []
+    app.aboutToQuit.connect(lambda: quit_seen.append(True))
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, sh.quit_action.trigger)
+    QTimer.singleShot(10_000, app.exit)
+    app.exec()
+    out["quit_works"] = bool(quit_seen)
+    out["clean_shutdown"] = sh.shutdown(wait_ms=10_000)
+    tray.hide()
+    rt.close()
+    return out
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    args = sys.argv[1:]
+    result = probe(Path(args[0]), Path(args[1]) if len(args) > 1 else None)
+    print(json.dumps(result))
