@@ -69,12 +69,15 @@ def render_entry(command: Sequence[str]) -> str:
     if not command:
         raise AutostartError("the autostart command is empty")
     exec_line = " ".join(_exec_arg(part) for part in command)
+    # TryExec: once the app is uninstalled, the session skips the entry instead of failing.
+    try_exec = f"TryExec={_desktop_string(command[0])}\n" if os.path.isabs(command[0]) else ""
     return (
         "[Desktop Entry]\n"
         "Type=Application\n"
         "Version=1.0\n"
         "Name=Persona Desktop\n"
         "Comment=Local-first assistant memory in the tray (started at login by your choice)\n"
+        f"{try_exec}"
         f"Exec={_desktop_string(exec_line)}\n"
         "Icon=persona-desktop\n"
         "Terminal=false\n"

@@ -75,6 +75,8 @@ def test_enable_writes_the_entry_under_xdg_config_home(tmp_path: Path) -> None:
     assert entry["Name"] == "Persona Desktop"
     assert entry["Icon"] == "persona-desktop"
     assert _parse_exec(entry["Exec"]) == launch_command()
+    if Path(launch_command()[0]).is_absolute():
+        assert entry["TryExec"] == launch_command()[0]
     assert is_enabled()
     assert oct(path.stat().st_mode & 0o777) == "0o644"
 
@@ -129,7 +131,9 @@ def test_rewriting_is_atomic_and_leaves_no_temp_files() -> None:
 def test_exec_quoting_round_trips_awkward_arguments() -> None:
     args = ["--data-dir", '/tmp/my "data" dir/$HOME/`x`/100%/back\\slash', ""]
     path = enable_autostart(args, command=["/opt/persona desktop/persona-desktop"])
-    assert _parse_exec(_entry(path)["Exec"]) == ["/opt/persona desktop/persona-desktop", *args]
+    entry = _entry(path)
+    assert _parse_exec(entry["Exec"]) == ["/opt/persona desktop/persona-desktop", *args]
+    assert entry["TryExec"] == "/opt/persona desktop/persona-desktop"
 
 
 def test_the_written_command_starts_the_app(tmp_path: Path) -> None:
