@@ -32,7 +32,7 @@ def test_migrations_run_once_and_reach_head(data_dir: Path) -> None:
         version = conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
         tables = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
     engine.dispose()
-    assert version == "0001"
+    assert version == "0002"
     assert {
         "sources",
         "fragments",
@@ -44,6 +44,7 @@ def test_migrations_run_once_and_reach_head(data_dir: Path) -> None:
         "cursors",
         "revisions",
         "leases",
+        "skills",
     } <= tables
 
 
