@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from persona_desktop import __version__
 from persona_desktop.errors import PersonaError
@@ -436,8 +436,15 @@ def cmd_config(args: argparse.Namespace) -> int:
 # --- parser -----------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other error of the CLI."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="persona-desktop",
         description="Persona Desktop: an assistant's long-term memory, built locally, with provenance.",
     )

@@ -80,3 +80,10 @@ def test_broken_settings_file_is_a_clear_error(cli: Cli) -> None:
     (cli.data_dir / "settings.json").write_text("{oops", encoding="utf-8")
     result = cli("config", "get", "sleep.enabled")
     assert result.code == 1 and "settings.json cannot be read" in result.err
+
+
+@pytest.mark.parametrize("argv", [["approve"], ["bogus"], ["sleep"], ["fragments", "--kind", "video"]])
+def test_usage_errors_are_one_line_and_non_zero(cli: Cli, argv: list[str]) -> None:
+    result = cli.process(*argv)
+    assert result.code == 2
+    assert len(result.err.strip().splitlines()) == 1 and "error:" in result.err
