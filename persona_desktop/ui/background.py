@@ -112,3 +112,4 @@ class Ops(QObject):
         self._pool.clear()
         self._pool.waitForDone(-1)
         self._pool.setExpiryTimeout(0)
+        self._relays.clear()  # their queued results are dropped: nobody is left to show them

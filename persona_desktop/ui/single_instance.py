@@ -43,6 +43,7 @@ class SingleInstance(QObject):
         self._server = QLocalServer(self)
         self._server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         self._server.newConnection.connect(self._on_new_connection)
+        self._sockets: list[QLocalSocket] = []
 
     def listen(self) -> bool:
         if self._server.listen(self.name):
@@ -52,15 +53,19 @@ class SingleInstance(QObject):
         return self._server.listen(self.name)
 
     def close(self) -> None:
+        for sock in self._sockets:
+            sock.abort()
+        self._sockets.clear()
         self._server.close()
 
     def _on_new_connection(self) -> None:
+        # The server owns its sockets; they are few (one per later launch) and go with it.
         while self._server.hasPendingConnections():
             sock = self._server.nextPendingConnection()
-            sock.readyRead.connect(lambda s=sock: self._on_ready_read(s))
-            sock.disconnected.connect(sock.deleteLater)
+            self._sockets.append(sock)
+            sock.readyRead.connect(self._on_ready_read)
 
-    def _on_ready_read(self, sock: QLocalSocket) -> None:
-        data = bytes(sock.readAll().data())
-        if _MESSAGE.strip() in data:
-            self.activated.emit()
+    def _on_ready_read(self) -> None:
+        for sock in self._sockets:
+            if sock.bytesAvailable() and _MESSAGE.strip() in bytes(sock.readAll().data()):
+                self.activated.emit()

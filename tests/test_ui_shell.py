@@ -1,0 +1,257 @@
+"""The tray's shell: scheduler in a worker against the loopback Ollama, first run, capture
+switches, single instance, and the self-test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.app import self_test
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.config import Settings
+from persona_desktop.domain.model import RunStatus
+from persona_desktop.services.ingest import note_owner_activity
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.first_run import FirstRunDialog
+from persona_desktop.ui.icons import TrayState
+from persona_desktop.ui.scheduler import in_window, night_of
+from persona_desktop.ui.shell import Shell
+from persona_desktop.ui.single_instance import SingleInstance, notify_running
+from tests.conftest import Cli, chat_line, write_jsonl
+from tests.ollama_server import OllamaServer
+from tests.sleep_support import Claim, ScriptedModel
+from tests.ui_support import shell, ui_ctx
+
+__all__ = ["shell", "ui_ctx"]
+
+TIMEOUT = 20_000
+PEANUTS = "I am allergic to peanuts, so please never suggest peanut dishes."
+CYCLING = "I usually cycle to work along the river, even in winter."
+
+
+def _enable_cycle(ctx: UiContext, server: OllamaServer) -> None:
+    s = ctx.settings
+    s.set("sleep.enabled", True)
+    s.set("ollama.host", server.url)
+    s.set("ollama.retry_backoff_seconds", 0)
+    s.set("ollama.timeout_seconds", 2)
+    s.save()
+
+
+def _chat(cli: Cli, tmp_path: Path) -> None:
+    lines = [
+        chat_line("1", PEANUTS, ago=timedelta(hours=3)),
+        chat_line("2", "Noted, no peanuts.", role="assistant", ago=timedelta(hours=3)),
+        chat_line("3", PEANUTS, ago=timedelta(hours=2)),
+        chat_line("4", CYCLING, chat="Bob", chat_type="group", role="other", ago=timedelta(hours=2)),
+    ]
+    assert cli("ingest", "chat", str(write_jsonl(tmp_path / "chat.jsonl", lines))).code == 0
+
+
+def _local(hour: int, minute: int = 0) -> datetime:
+    return datetime.now().astimezone().replace(hour=hour, minute=minute, second=0, microsecond=0)
+
+
+def test_window_arithmetic() -> None:
+    t = datetime(2026, 1, 2, 3, 0).time()
+    assert in_window(t, datetime(2026, 1, 1, 2, 0).time(), datetime(2026, 1, 1, 5, 0).time())
+    assert not in_window(t, datetime(2026, 1, 1, 4, 0).time(), datetime(2026, 1, 1, 5, 0).time())
+    assert in_window(t, datetime(2026, 1, 1, 23, 0).time(), datetime(2026, 1, 1, 4, 0).time())  # wraps
+    start = datetime(2026, 1, 1, 23, 0).time()
+    assert night_of(datetime(2026, 1, 2, 1, 0), start) == night_of(datetime(2026, 1, 1, 23, 30), start)
+
+
+def test_scheduled_cycle_runs_in_a_worker_and_the_ui_follows(
+    shell: Shell, ui_ctx: UiContext, cli: Cli, ollama_server: OllamaServer, tmp_path: Path, qtbot: QtBot
+) -> None:
+    model = ScriptedModel(
+        {PEANUTS: Claim("The owner is allergic to peanuts"), CYCLING: Claim("Bob cycles to work", "other")}
+    )
+    ollama_server.default = model
+    _enable_cycle(ui_ctx, ollama_server)
+    _chat(cli, tmp_path)
+    notes: list[tuple[str, str]] = []
+    shell.notified.connect(lambda t, m: notes.append((t, m)))
+    review = shell.open_review()
+    qtbot.waitUntil(lambda: not review.ops.busy(), timeout=TIMEOUT)
+    assert review.pending.rows == []
+    sched = shell.scheduler
+    sched._now = lambda: _local(12)
+    assert sched.tick() is False
+    sched._now = lambda: _local(3)
+    progress: list[object] = []
+    sched.progress.connect(progress.append)
+    with qtbot.waitSignal(sched.finished, timeout=TIMEOUT) as done:
+        assert sched.tick() is True
+        assert shell.state() is TrayState.RUNNING
+        assert "sleep cycle running" in shell.describe()
+    outcome = done.args[0]
+    assert outcome.status is RunStatus.DONE, outcome
+    assert progress, "no progress reached the GUI thread"
+    qtbot.waitUntil(lambda: sched.worker is None, timeout=TIMEOUT)
+    assert ("Persona Desktop", outcome.message) in notes
+    assert outcome.message.startswith("Memory: 1 fact added, 1 waiting")
+    qtbot.waitUntil(lambda: shell.pending == 1, timeout=TIMEOUT)
+    assert shell.state() is TrayState.WAITING
+    assert "1 waiting for your review" in shell.describe()
+    assert shell.review_action.text() == "Review 1 waiting..."
+    qtbot.waitUntil(
+        lambda: [v.candidate.statement for v in review.pending.rows] == ["Bob cycles to work"],
+        timeout=TIMEOUT,
+    )
+    assert len(review.recent.rows) == 1 and review.recent.rows[0].origin == "policy"
+    assert sched.tick() is False  # done for tonight
+    assert model.extraction_calls >= 1
+
+
+def test_deferred_run_retries_on_the_next_tick(
+    shell: Shell, ui_ctx: UiContext, runtime: Runtime, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    _enable_cycle(ui_ctx, ollama_server)
+    note_owner_activity(runtime.uow, ui_ctx.clock.now() - timedelta(minutes=5))
+    sched = shell.scheduler
+    sched._now = lambda: _local(2, 30)
+    with qtbot.waitSignal(sched.finished, timeout=TIMEOUT) as first:
+        assert sched.tick()
+    assert first.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(lambda: sched.worker is None, timeout=TIMEOUT)
+    with qtbot.waitSignal(sched.finished, timeout=TIMEOUT) as second:
+        assert sched.tick(), "a deferred night must be retried"
+    assert second.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(lambda: sched.worker is None, timeout=TIMEOUT)
+    assert ollama_server.chat_bodies() == []  # the gate held: no LLM call while the owner is active
+
+
+def test_cancel_from_the_menu_stops_the_run(
+    shell: Shell, ui_ctx: UiContext, cli: Cli, ollama_server: OllamaServer, tmp_path: Path, qtbot: QtBot
+) -> None:
+    _enable_cycle(ui_ctx, ollama_server)
+    _chat(cli, tmp_path)
+    ollama_server.hang(30)
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as done:
+        shell.run_action.trigger()
+        qtbot.waitUntil(lambda: len(ollama_server.requests) > 0, timeout=TIMEOUT)
+        assert shell.cancel_action.isVisible()
+        shell.cancel_action.trigger()
+    assert done.args[0].status is RunStatus.CANCELLED
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
+    assert not shell.cancel_action.isVisible()
+
+
+def test_run_now_with_the_cycle_off_calls_no_llm(
+    shell: Shell, ollama_server: OllamaServer, ui_ctx: UiContext
+) -> None:
+    ui_ctx.settings.set("ollama.host", ollama_server.url)
+    notes: list[str] = []
+    shell.notified.connect(lambda _t, m: notes.append(m))
+    shell.run_action.trigger()
+    assert shell.scheduler.worker is None
+    assert notes and "off" in notes[0]
+    assert shell.scheduler.tick() is False
+    assert ollama_server.requests == []
+
+
+def test_first_run_keeps_everything_off(ui_ctx: UiContext, shell: Shell, qtbot: QtBot) -> None:
+    dialog = shell.open_first_run()
+    assert isinstance(dialog, FirstRunDialog)
+    assert not any(b.isChecked() for b in (dialog.screen_box, dialog.speech_box, dialog.sleep_box))
+    dialog.accept()
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    assert saved.get("app.first_run_done") is True
+    for key in ("sleep.enabled", "capture.screen_enabled", "capture.speech_enabled"):
+        assert saved.get(key) is False
+    assert shell.state() is TrayState.OFF
+
+
+def test_first_run_can_switch_screen_capture_on(ui_ctx: UiContext, shell: Shell) -> None:
+    dialog = shell.open_first_run()
+    dialog.screen_box.setChecked(True)
+    dialog.settings_button.click()
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    assert saved.get("capture.screen_enabled") is True
+    assert saved.get("sleep.enabled") is False
+    assert shell.settings_dialog is not None and shell.settings_dialog.isVisible()
+
+
+def test_capture_switches_and_pause(shell: Shell, ui_ctx: UiContext) -> None:
+    shell.speech_action.trigger()
+    assert Settings.load(ui_ctx.settings.path).get("capture.speech_enabled") is True  # type: ignore[arg-type]
+    assert shell.state() is TrayState.CAPTURING and "capturing speech" in shell.describe()
+    assert shell.pause60_action.isVisible()
+    shell.pause60_action.trigger()
+    assert shell.state() is TrayState.PAUSED and "paused until" in shell.describe()
+    assert shell.resume_action.isVisible() and not shell.pause15_action.isVisible()
+    shell.resume_action.trigger()
+    assert shell.state() is TrayState.CAPTURING
+    shell.speech_action.trigger()
+    assert shell.state() is TrayState.OFF
+    assert Settings.load(ui_ctx.settings.path).get("capture.speech_enabled") is False  # type: ignore[arg-type]
+
+
+def test_second_launch_knocks_on_the_first(qapp: QApplication, qtbot: QtBot, tmp_path: Path) -> None:
+    name = f"persona-test-{os.getpid()}-{tmp_path.name}"
+    assert notify_running(name, 200) is False
+    first = SingleInstance(name)
+    assert first.listen()
+    try:
+        with qtbot.waitSignal(first.activated, timeout=5000):
+            assert notify_running(name)
+    finally:
+        first.close()
+
+
+def test_self_test_runs_a_cycle_when_the_host_answers(
+    qapp: QApplication, cli: Cli, data_dir: Path, ollama_server: OllamaServer, tmp_path: Path
+) -> None:
+    ollama_server.default = ScriptedModel({PEANUTS: Claim("The owner is allergic to peanuts")})
+    for key, value in (
+        ("sleep.enabled", "true"),
+        ("ollama.host", ollama_server.url),
+        ("ollama.timeout_seconds", "2"),
+    ):
+        assert cli("config", "set", key, value).code == 0
+    _chat(cli, tmp_path)
+    settings_before = (data_dir / "settings.json").read_text()
+    lines: list[str] = []
+    assert self_test(data_dir, lines.append) == 0, lines
+    text = "\n".join(lines)
+    for window in (
+        "tray icon",
+        "main window",
+        "review window",
+        "memory browser",
+        "settings dialog",
+        "first-run dialog",
+    ):
+        assert f"{window}: built" in text, text
+    assert "sleep cycle: done: Memory: 1 fact added" in text, text
+    assert lines[-1] == "self-test: OK"
+    assert (data_dir / "settings.json").read_text() == settings_before
+
+
+def test_self_test_flag_without_a_host(data_dir: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "OLLAMA_HOST": "http://127.0.0.1:9"},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "sleep cycle: not run, no LLM host answers at http://127.0.0.1:9" in proc.stdout
+    assert "self-test: OK" in proc.stdout
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_windows(qapp: QApplication) -> None:
+    yield
+    for w in qapp.topLevelWidgets():
+        w.close()
