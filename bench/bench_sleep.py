@@ -22,12 +22,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from persona_desktop.adapters.ollama_llm import OllamaLLM  # noqa: E402
-from persona_desktop.bootstrap import Runtime, open_runtime  # noqa: E402
-from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust  # noqa: E402
-from persona_desktop.domain.text import statement_key  # noqa: E402
-from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain  # noqa: E402
-from tests.ollama_server import OllamaServer, document_lines, reply, schema_keys  # noqa: E402
+from persona_desktop.adapters.ollama_llm import OllamaLLM
+from persona_desktop.bootstrap import Runtime, open_runtime
+from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust
+from persona_desktop.domain.text import statement_key
+from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
+from tests.ollama_server import OllamaServer, document_lines, reply, schema_keys
 
 
 class TimedLLM:
@@ -69,7 +69,9 @@ def populate(rt: Runtime, n_fragments: int, n_candidates: int) -> None:
                         author=Author.OWNER if owner else Author.OTHER,
                         trust=Trust.TRUSTED if owner else Trust.UNTRUSTED,
                         text=f"Message {k}: I like topic {k % 977} and I went to place {k % 311} today.",
-                        captured_at=now - timedelta(hours=2) - timedelta(seconds=(k * 600_000) // n_fragments),
+                        captured_at=now
+                        - timedelta(hours=2)
+                        - timedelta(seconds=(k * 600_000) // n_fragments),
                         locator={"chat": chat, "message_id": i},
                         session=f"chat:{chat}",
                         seq=i,
@@ -103,8 +105,12 @@ def responder(body: dict[str, Any]) -> Any:
         lines = document_lines(body)[:3]
         return {
             "candidates": [
-                {"statement": f"The owner likes topic {text.split('topic ')[1].split()[0]}", "subject": "owner",
-                 "refs": [ref], "confidence": 0.8}
+                {
+                    "statement": f"The owner likes topic {text.split('topic ')[1].split()[0]}",
+                    "subject": "owner",
+                    "refs": [ref],
+                    "confidence": 0.8,
+                }
                 for ref, text in lines
             ]
         }
@@ -135,20 +141,26 @@ def main() -> None:
         rt.settings.set("sleep.quiet_minutes", 0)
         t0 = time.perf_counter()
         populate(rt, args.fragments, args.candidates)
-        print(f"store: {args.fragments} fragments over 7 days, {args.candidates} candidates "
-              f"(built in {time.perf_counter() - t0:.1f} s)")
+        print(
+            f"store: {args.fragments} fragments over 7 days, {args.candidates} candidates "
+            f"(built in {time.perf_counter() - t0:.1f} s)"
+        )
         wall, llm, counters = one_run(rt, server, 0.0)
         overhead = wall - llm.seconds
-        print(f"run 1 (instant model): {counters['documents']} documents, {llm.calls} LLM calls, "
-              f"wall {wall:.3f} s, in LLM {llm.seconds:.3f} s")
+        print(
+            f"run 1 (instant model): {counters['documents']} documents, {llm.calls} LLM calls, "
+            f"wall {wall:.3f} s, in LLM {llm.seconds:.3f} s"
+        )
         print(f"cycle overhead: {overhead:.3f} s  (target < 2 s)")
         share = overhead / (overhead + llm.calls * 1.0)
         print(f"overhead share with 1 s per LLM call (computed): {share * 100:.2f} %  (target < 5 %)")
         if args.slow_calls:
             wall, llm, counters = one_run(rt, server, 1.0)
             overhead = wall - llm.seconds
-            print(f"run 2 (1 s per call, measured): {llm.calls} calls, wall {wall:.2f} s, overhead {overhead:.3f} s, "
-                  f"share {overhead / wall * 100:.2f} %")
+            print(
+                f"run 2 (1 s per call, measured): {llm.calls} calls, wall {wall:.2f} s, overhead {overhead:.3f} s, "
+                f"share {overhead / wall * 100:.2f} %"
+            )
         print(json.dumps({"overhead_s": round(overhead, 3), "share": round(share, 4)}))
         rt.close()
 
