@@ -1,0 +1,135 @@
+"""The settings dialog: every key, validation as you type, weights kept at 1, test connection,
+and deleting captured data without touching the journal."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.config import SETTINGS, Settings
+from persona_desktop.domain.scoring import SIGNALS
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.settings_dialog import HIDDEN, WEIGHT_KEYS, SettingsDialog
+from persona_desktop.ui.shell import Shell
+from tests.ollama_server import OllamaServer
+from tests.ui_support import candidate_status, journal_actions, seed_memory, shell, ui_ctx
+
+__all__ = ["shell", "ui_ctx"]
+
+TIMEOUT = 10_000
+
+
+@pytest.fixture
+def dialog(shell: Shell, qtbot: QtBot) -> Iterator[SettingsDialog]:
+    d = shell.open_settings()
+    yield d
+    d.hide()
+
+
+def _ok_enabled(d: SettingsDialog) -> bool:
+    return d.buttons.button(d.buttons.StandardButton.Ok).isEnabled()
+
+
+def test_every_setting_has_an_editor_with_its_help(dialog: SettingsDialog) -> None:
+    assert set(dialog.fields) == set(SETTINGS) - HIDDEN
+    for key, field in dialog.fields.items():
+        assert field.widget.toolTip() == SETTINGS[key].help
+    assert dialog.fields["sleep.enabled"].raw() is False  # the master switch starts off
+
+
+def test_a_bad_value_is_flagged_as_you_type_and_blocks_ok(dialog: SettingsDialog, ui_ctx: UiContext) -> None:
+    langs = dialog.fields["capture.ocr_languages"]
+    langs.widget.setText("eng+")  # type: ignore[attr-defined]
+    assert langs.error and "capture.ocr_languages" in langs.error
+    assert not _ok_enabled(dialog)
+    assert "Tesseract language codes" in dialog.error_label.text()
+    langs.widget.setText("eng+rus")  # type: ignore[attr-defined]
+    assert langs.error is None and _ok_enabled(dialog)
+    assert dialog.error_label.text() == ""
+
+
+def test_weights_are_kept_summing_to_one(dialog: SettingsDialog) -> None:
+    dialog.fields["sleep.weights.relevance"].set_value(0.6)
+    values = {k: float(dialog.fields[k].raw()) for k in WEIGHT_KEYS}
+    assert values["sleep.weights.relevance"] == pytest.approx(0.6)
+    assert sum(values.values()) == pytest.approx(1.0, abs=1e-9)
+    # the others keep their proportions
+    assert values["sleep.weights.frequency"] / values["sleep.weights.richness"] == pytest.approx(
+        0.24 / 0.06, rel=0.05
+    )
+    assert "1.000" in dialog.weight_sum.text()
+
+
+def test_ok_saves_every_change_to_the_file(dialog: SettingsDialog, ui_ctx: UiContext, qtbot: QtBot) -> None:
+    dialog.fields["sleep.enabled"].set_value(True)
+    dialog.fields["sleep.quiet_minutes"].set_value(30)
+    dialog.fields["sleep.window_start"].set_value("01:30")
+    dialog.fields["capture.exclude_titles"].set_value("bank, diary")
+    dialog.fields["sleep.weights.richness"].set_value(0.2)
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.accept()
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    assert saved.get("sleep.enabled") is True
+    assert saved.get("sleep.quiet_minutes") == 30
+    assert saved.get("sleep.window_start") == "01:30"
+    assert saved.get("capture.exclude_titles") == ["bank", "diary"]
+    assert sum(saved.weights_raw().values()) == pytest.approx(1.0, abs=1e-6)
+    assert saved.get("sleep.weights.richness") == pytest.approx(0.2)
+    assert set(saved.weights()) == set(SIGNALS)
+
+
+def test_cancel_stores_nothing(dialog: SettingsDialog, ui_ctx: UiContext) -> None:
+    dialog.fields["sleep.enabled"].set_value(True)
+    dialog.reject()
+    assert ui_ctx.settings.get("sleep.enabled") is False
+    assert not ui_ctx.settings.path.exists()  # type: ignore[union-attr]
+
+
+def test_test_connection_lists_the_hosts_models(dialog: SettingsDialog, qtbot: QtBot) -> None:
+    with OllamaServer(models=("llama3.1:8b", "qwen2.5:7b")) as server:
+        dialog.fields["ollama.host"].set_value(server.url)
+        dialog.test_connection()
+        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=TIMEOUT)
+    text = dialog.connection_label.text()
+    assert "2 model(s): llama3.1:8b, qwen2.5:7b" in text and "'llama3.1:8b' is there" in text
+    assert [dialog.models.itemText(i) for i in range(dialog.models.count())] == ["llama3.1:8b", "qwen2.5:7b"]
+    dialog.models.setCurrentIndex(1)
+    dialog.models.activated.emit(1)
+    assert dialog.fields["ollama.model"].raw() == "qwen2.5:7b"
+
+
+def test_test_connection_says_clearly_when_unreachable(dialog: SettingsDialog, qtbot: QtBot) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once we leave: nobody listens there
+    dialog.fields["ollama.host"].set_value(f"http://127.0.0.1:{port}")
+    dialog.test_connection()
+    qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=TIMEOUT)
+    text = dialog.connection_label.text()
+    assert text.startswith("Not reachable:") and f"127.0.0.1:{port}" in text
+
+
+def test_delete_all_captured_data_keeps_the_journal(
+    dialog: SettingsDialog, runtime: Runtime, ui_ctx: UiContext, qtbot: QtBot
+) -> None:
+    seeded = seed_memory(runtime, pending=2, applied=1)
+    clip = ui_ctx.data_dir / "clips" / "speech" / "r1" / "0000.ogg"
+    clip.parent.mkdir(parents=True)
+    clip.write_bytes(b"OggS")
+    before = journal_actions(runtime)
+    with qtbot.waitSignal(dialog.data_deleted, timeout=TIMEOUT) as deleted:
+        dialog.delete_captured()
+    counts = deleted.args[0]
+    assert counts["fragments"] == len(seeded.fragment_refs) and counts["media files"] == 1
+    after = journal_actions(runtime)
+    assert after[: len(before)] == before and after[len(before) :] == ["captured_data.deleted"]
+    with runtime.uow.read() as uow:
+        assert uow.fragments.all() == []
+        assert uow.facts.get(seeded.applied[0]) is not None  # memory stays
+    assert all(candidate_status(runtime, c) == "dropped" for c in seeded.pending)
+    assert not clip.exists()
+    assert "Deleted at" in dialog.delete_label.text()

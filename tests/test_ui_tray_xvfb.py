@@ -1,0 +1,48 @@
+"""Under a real X server (Xvfb) with `trayer` as the tray host: the tray icon shows and its
+menu works, in a separate process on the xcb platform."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.ui_support import XServer, run_probe, xserver
+
+__all__ = ["xserver"]
+
+
+@pytest.mark.xvfb
+def test_tray_icon_and_menu_under_xvfb(xserver: XServer, tmp_path: Path) -> None:
+    shots = tmp_path / "shots"
+    proc = run_probe(xserver, str(tmp_path / "data"), str(shots))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["platform"] == "xcb"
+    assert out["tray_available"] is True
+    assert out["icon_visible"] is True and out["icon_geometry"][2] > 0
+    assert out["menu"] == [
+        "Screen capture",
+        "Speech capture",
+        "Review 6 waiting...",
+        "Run sleep cycle now",
+        "Memory...",
+        "Settings...",
+        "Quit",
+    ]
+    assert out["state_before"] == "waiting"
+    assert "6 waiting for your review" in out["tooltip_before"]
+    assert out["screen_setting_saved"] is True
+    assert "screen capture paused until" in out["paused_tooltip"]
+    assert out["review_visible"] and out["memory_visible"] and out["settings_visible"]
+    assert out["quit_works"] is True and out["clean_shutdown"] is True
+    for name in (
+        "review-window",
+        "memory-browser",
+        "settings-0",
+        "first-run",
+        "tray-menu",
+        "desktop-with-tray",
+    ):
+        assert (shots / f"{name}.png").stat().st_size > 1000, name
