@@ -199,6 +199,8 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
                 print(f"  {p.phase}: {p.message}", file=sys.stderr)
 
         outcome = drain(cycle.run(), show)
+        if outcome.counters.get("applied"):
+            _export_after(rt)
     finally:
         rt.close()
     if args.json:
@@ -296,6 +298,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
             fact_id = _int_id(args.id, "fact")
             review.revert_fact(rt.uow, fact_id, rt.clock.now())
             print(f"fact {fact_id} reverted")
+            _export_after(rt)
             return 0
         if args.id is not None:
             raise PersonaError(f"unknown facts action {args.id!r}; use `facts why ID` or `facts revert ID`")
@@ -365,16 +368,165 @@ def cmd_decide(args: argparse.Namespace) -> int:
         if args.command == "approve":
             cid = _int_id(args.id, "candidate")
             fact_id = review.approve(rt.uow, cid, now, args.statement)
-            print(f"candidate {cid} approved as fact {fact_id}")
+            print(f"candidate {cid} approved{_approved_as(rt, cid, fact_id)}")
         elif args.command == "reject":
             cid = _int_id(args.id, "candidate")
             review.reject(rt.uow, cid, now)
             print(f"candidate {cid} rejected")
         else:
             print(review.undo(rt.uow, now))
+        _export_after(rt)
     finally:
         rt.close()
     return 0
+
+
+def _approved_as(rt: Any, cid: int, result_id: int) -> str:
+    with rt.uow.read() as uow:
+        cand = uow.candidates.get(cid)
+    payload = cand.payload if cand is not None else {}
+    if payload.get("kind") == "skill":
+        return f": skill {payload.get('name')} written"
+    if payload.get("action") == "forget":
+        return f": fact {result_id} forgotten"
+    return f" as fact {result_id}"
+
+
+def _export_after(rt: Any) -> None:
+    """Mirror memory into the Markdown folder when export.enabled; a failure warns, never undoes."""
+    from persona_desktop.services.markdown_export import export_if_enabled
+
+    try:
+        result = export_if_enabled(rt.settings, rt.uow, rt.clock.now())
+    except PersonaError as exc:
+        print(f"persona-desktop: warning: Markdown export failed: {exc}", file=sys.stderr)
+        return
+    if result is not None and result.skipped:
+        print(f"persona-desktop: warning: {result.message()}", file=sys.stderr)
+
+
+# --- chat and the turn review -----------------------------------------------------------
+
+
+def _review_runner(rt: Any) -> Any:
+    from persona_desktop.services.sleep_cycle import SleepConfig
+    from persona_desktop.services.turn_review import ReviewConfig, TurnReview
+
+    cfg = ReviewConfig.from_settings(rt.settings)
+    return TurnReview(rt.uow, rt.llm(), rt.clock, cfg, SleepConfig.from_settings(rt.settings))
+
+
+def _print_review(outcome: Any) -> None:
+    for warning in outcome.warnings:
+        print(f"persona-desktop: warning: {warning}", file=sys.stderr)
+    if outcome.error:
+        print(f"persona-desktop: review failed: {outcome.error}", file=sys.stderr)
+    elif outcome.status != "done":
+        print(
+            f"persona-desktop: review {outcome.status} after {outcome.iterations} round(s)", file=sys.stderr
+        )
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    """A terminal chat: one owner message per stdin line, until EOF or /quit; reviews run alongside."""
+    import threading
+    from concurrent.futures import Future, ThreadPoolExecutor, wait
+
+    from persona_desktop.services.chat import ChatSession, drain_turn
+    from persona_desktop.services.turn_review import ReviewConfig, TurnCounter, make_snapshot
+
+    rt = _runtime(args)
+    cfg = ReviewConfig.from_settings(rt.settings)
+    session = ChatSession(
+        rt.uow, rt.llm, rt.clock, include_observations=bool(rt.settings.get("chat.include_observations"))
+    )
+    counter = TurnCounter(cfg)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-review")
+    stop = threading.Event()
+    running: Future[Any] | None = None
+    failure_reported = False
+
+    def report(fut: Future[Any]) -> None:
+        nonlocal failure_reported
+        try:
+            outcome = fut.result()
+        except PersonaError as exc:
+            outcome = None
+            error = str(exc)
+        else:
+            error = outcome.error
+        if error and failure_reported:
+            return  # a failing review is reported once
+        failure_reported = failure_reported or bool(error)
+        if outcome is None:
+            print(f"persona-desktop: review failed: {error}", file=sys.stderr)
+            return
+        _print_review(outcome)
+        if outcome.summary():
+            print(outcome.summary(), file=sys.stderr)
+
+    def review(kind: Any, snapshot: Any) -> Any:
+        return _review_runner(rt).run(snapshot, kind, stop.is_set)
+
+    def show(piece: str) -> None:
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+
+    try:
+        for line in iter(sys.stdin.readline, ""):
+            text = line.strip()
+            if text in ("/quit", "/exit"):
+                break
+            if not text:
+                continue
+            outcome = drain_turn(session.ask(text), show)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            if outcome.error:
+                print(f"persona-desktop: the assistant could not answer: {outcome.error}", file=sys.stderr)
+            if running is not None and running.done():
+                report(running)
+                running = None
+            kind = counter.owner_turn(text) if cfg.enabled else None
+            if kind is not None:
+                if running is not None:
+                    print("persona-desktop: a review is still running; this one is skipped", file=sys.stderr)
+                else:
+                    snap = make_snapshot(session.id, session.system_prompt(), session.conversation.messages)
+                    running = pool.submit(review, kind, snap)
+        if running is not None:
+            wait([running], timeout=cfg.timeout_s)
+            stop.set()
+            report(running)
+    finally:
+        stop.set()
+        pool.shutdown(wait=True)
+        rt.close()
+    return 0
+
+
+def cmd_review_run(args: argparse.Namespace) -> int:
+    from persona_desktop.services.chat import latest_conversation, load_messages, system_prompt
+    from persona_desktop.services.turn_review import ReviewConfig, ReviewKind, default_kind, make_snapshot
+
+    rt = _runtime(args)
+    try:
+        cfg = ReviewConfig.from_settings(rt.settings)
+        conv_id, source_id = latest_conversation(rt.uow)
+        messages = load_messages(rt.uow, source_id)
+        prompt = system_prompt(rt.uow, bool(rt.settings.get("chat.include_observations")))
+        kind = ReviewKind(args.kind) if args.kind else default_kind(cfg)
+        outcome = _review_runner(rt).run(make_snapshot(conv_id, prompt, messages), kind)
+        if outcome.applied:
+            _export_after(rt)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json({"conversation": conv_id, **outcome.as_json()})
+    else:
+        _print_review(outcome)
+        print(outcome.summary() or f"{kind.value.capitalize()} review: nothing proposed")
+    return 2 if outcome.status == "failed" else 0
 
 
 def cmd_journal(args: argparse.Namespace) -> int:
@@ -514,6 +666,15 @@ def build_parser() -> argparse.ArgumentParser:
     facts.add_argument("--search")
     facts.add_argument("--json", action="store_true")
     facts.set_defaults(handler=cmd_facts)
+
+    chat_cmd = sub.add_parser("chat", help="chat with the assistant in the terminal (stdin lines; /quit)")
+    chat_cmd.set_defaults(handler=cmd_chat)
+    rev = sub.add_parser("review", help="the turn review of the chat with the assistant")
+    rsub = rev.add_subparsers(dest="what", metavar="ACTION", required=True)
+    rrun = rsub.add_parser("run", help="review the latest conversation now")
+    rrun.add_argument("--kind", choices=["memory", "skill", "combined"])
+    rrun.add_argument("--json", action="store_true")
+    rrun.set_defaults(handler=cmd_review_run)
 
     jour = sub.add_parser("journal", help="the append-only revision journal")
     jour.add_argument("--limit", type=int)

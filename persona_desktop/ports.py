@@ -6,7 +6,7 @@ which. Services and the ui only ever see these types.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,6 +48,25 @@ class LLM(Protocol):
         ...
 
     def list_models(self) -> list[str]: ...
+
+
+class ChatModel(Protocol):
+    """The chat side of the local model: streamed answers and tool-calling turns."""
+
+    host: str
+    model: str
+
+    def chat_stream(
+        self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any] | None = None
+    ) -> Iterator[str]:
+        """Yield the reply's content as it arrives. Raises TransientLLMError or LLMError."""
+        ...
+
+    def chat_tools(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """One turn offering `tools`: {"content": str, "tool_calls": [{"name", "arguments"}]}."""
+        ...
 
 
 class SourceRepository(Protocol):
@@ -232,6 +251,27 @@ class Journal(Protocol):
     def get(self, revision_id: int) -> Revision | None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Skill:
+    """A procedural Markdown note the assistant may follow; written only on the owner's approval."""
+
+    id: int
+    name: str
+    content: str
+    status: str  # "active" | "retired"
+    created_at: datetime
+    updated_at: datetime
+
+
+class SkillRepository(Protocol):
+    def get(self, skill_id: int) -> Skill | None: ...
+    def by_name(self, name: str) -> Skill | None: ...
+    def all(self, status: str | None = None) -> list[Skill]: ...
+    def add(self, name: str, content: str, at: datetime) -> int: ...
+    def update(self, skill_id: int, content: str, status: str, at: datetime) -> None: ...
+    def delete(self, skill_id: int) -> None: ...
+
+
 class UnitOfWork(Protocol):
     """One transaction: committed by `commit()`, rolled back otherwise on exit."""
 
@@ -245,6 +285,7 @@ class UnitOfWork(Protocol):
     cursors: CursorRepository
     kv: KeyValueRepository
     journal: Journal
+    skills: SkillRepository
 
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(self, *exc: object) -> None: ...

@@ -14,6 +14,7 @@ from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactS
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import NotFoundError, StateError
 from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
+from persona_desktop.services import skills
 
 DECISIONS = ("candidate.approved", "candidate.rejected", "fact.reverted", "source.forgotten")
 UNDO = "decision.undone"
@@ -58,6 +59,19 @@ def _apply_candidate(uow: UnitOfWork, candidate: Candidate, statement: str, at: 
     return {"fact_id": fact_id, "superseded": superseded}
 
 
+def _apply_proposal(uow: UnitOfWork, candidate: Candidate, at: datetime) -> dict[str, Any] | None:
+    """The turn review's proposals that are not new facts: forget a fact, write or patch a skill."""
+    payload = candidate.payload
+    if skills.is_skill_payload(payload):
+        return skills.apply_proposal(uow, payload, at)
+    if payload.get("action") == "forget":
+        fact = _fact(uow, int(payload["fact_id"]))
+        if fact.status is not FactStatus.APPLIED:
+            raise StateError(f"fact {fact.id} is {fact.status.value}, nothing to forget")
+        return {"forgot_fact_id": fact.id, "restored": _revert(uow, fact, at)}
+    return None
+
+
 def approve(
     uow_factory: UnitOfWorkFactory, candidate_id: int, at: datetime, statement: str | None = None
 ) -> int:
@@ -70,10 +84,14 @@ def approve(
         if not text:
             raise StateError("an approved fact needs a statement")
         data: dict[str, Any] = {"statement": text, "previous_status": candidate.status.value}
-        if text != candidate.statement:
-            data["edited_from"] = candidate.statement
-            uow.candidates.set_statement(candidate_id, text, statement_key(text))
-        data.update(_apply_candidate(uow, candidate, text, at))
+        proposal = _apply_proposal(uow, candidate, at)  # a review's forget or skill: no fact is added
+        if proposal is not None:
+            data.update(proposal)
+        else:
+            if text != candidate.statement:
+                data["edited_from"] = candidate.statement
+                uow.candidates.set_statement(candidate_id, text, statement_key(text))
+            data.update(_apply_candidate(uow, candidate, text, at))
         uow.candidates.set_status(candidate_id, CandidateStatus.APPROVED, None, at)
         uow.journal.append(
             at=at,
@@ -84,7 +102,7 @@ def approve(
             data=data,
         )
         uow.commit()
-        return int(data["fact_id"])
+        return int(data.get("fact_id", data.get("forgot_fact_id", data.get("skill_id", 0))))
 
 
 def reject(uow_factory: UnitOfWorkFactory, candidate_id: int, at: datetime) -> None:
@@ -193,7 +211,20 @@ def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:
                 "the last decision forgot a source; its fragments are deleted and cannot be restored"
             )
         assert target.entity_id is not None
-        if target.action == "candidate.approved":
+        if target.action == "candidate.approved" and "fact_id" not in target.data:
+            if "skill_id" in target.data:
+                skills.undo_proposal(uow, target.data, at)
+                what = f"skill {target.data.get('skill_name')} restored"
+            else:  # a forget: the fact comes back, and what it had superseded steps aside again
+                forgot = _fact(uow, int(target.data["forgot_fact_id"]))
+                uow.facts.set_status(forgot.id, FactStatus.APPLIED, None, None)
+                for old_id in target.data.get("restored", []):
+                    uow.facts.set_status(int(old_id), FactStatus.SUPERSEDED, at, superseded_by=forgot.id)
+                what = f"fact {forgot.id} remembered again"
+            previous = CandidateStatus(target.data.get("previous_status", "pending"))
+            uow.candidates.set_status(target.entity_id, previous, None, at)
+            description = f"approval of candidate {target.entity_id} undone ({what})"
+        elif target.action == "candidate.approved":
             fact_id = int(target.data["fact_id"])
             fact = uow.facts.get(fact_id)
             if fact is not None:

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
 from persona_desktop.adapters.store.runs import SqlCursors, SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
+from persona_desktop.adapters.store.skills import SqlSkills
 
 
 class SqlUnitOfWork:
@@ -41,6 +42,7 @@ class SqlUnitOfWork:
         self.cursors = SqlCursors(conn)
         self.kv = SqlKeyValues(conn)
         self.journal = SqlJournal(conn)
+        self.skills = SqlSkills(conn)
         return self
 
     def commit(self) -> None:

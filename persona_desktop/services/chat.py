@@ -1,0 +1,235 @@
+"""The conversation with the assistant: the memory-carrying system prompt, streaming, and storage.
+
+Each owner and assistant message becomes a chat fragment of the source
+`chat:assistant:<conversation id>` (refs `chat:assistant:<conversation id>:<n>`):
+the owner's on a trusted channel, the assistant's authored `assistant`, which is
+never evidence. The owner's messages are what the sleep cycle's quiet gate sees.
+A failing model never ends the conversation: the turn reports the error and the
+owner can go on.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from persona_desktop.domain.model import Author, FactStatus, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.errors import LLMError, NotFoundError
+from persona_desktop.ports import ChatModel, Clock, UnitOfWorkFactory
+from persona_desktop.services.ingest import store_fragments
+from persona_desktop.services.skills import ACTIVE, summary_line
+
+SOURCE_PREFIX = "chat:assistant:"
+LATEST_KEY = "chat.latest_conversation"
+MAX_PROMPT_FACTS = 200
+MAX_PROMPT_OBSERVATIONS = 10
+MAX_HISTORY = 40  # messages sent back to the model each turn
+
+SYSTEM_INTRO = """\
+You are Persona, the owner's personal assistant. You run on the owner's own computer and \
+talk only with the owner. Be concise, warm and practical. Never claim to have saved or \
+changed a memory yourself: memories are proposed in the background and the owner approves them."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    ref: str
+    role: str  # "owner" | "assistant"
+    text: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    owner: ChatMessage
+    reply: ChatMessage | None
+    cancelled: bool = False
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Conversation:
+    id: str
+    messages: list[ChatMessage] = field(default_factory=list)
+
+    @property
+    def source_key(self) -> str:
+        return f"{SOURCE_PREFIX}{self.id}"
+
+    def next_ref(self) -> str:
+        return f"{self.source_key}:{len(self.messages)}"
+
+
+def new_conversation_id(at: datetime) -> str:
+    return f"{at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def system_prompt(uow_factory: UnitOfWorkFactory, include_observations: bool) -> str:
+    """Applied facts as facts; observations only when allowed, and only as unverified hypotheses."""
+    with uow_factory.read() as uow:
+        facts = uow.facts.all(FactStatus.APPLIED)[-MAX_PROMPT_FACTS:]
+        observations = uow.observations.all()[-MAX_PROMPT_OBSERVATIONS:] if include_observations else []
+        skills = uow.skills.all(ACTIVE)
+    parts = [SYSTEM_INTRO]
+    if facts:
+        lines = [f"{f.id}. {f.statement}" + (f" ({f.category})" if f.category else "") for f in facts]
+        parts.append("What you know about the owner (facts, numbered):\n" + "\n".join(lines))
+    else:
+        parts.append("You know no facts about the owner yet.")
+    if observations:
+        lines = [f"- {o.text}" for o in observations]
+        parts.append(
+            "Unverified hypotheses about the owner's recent period. These are NOT facts and may be "
+            "wrong: never state them as facts; ask the owner when one matters.\n" + "\n".join(lines)
+        )
+    if skills:
+        lines = [f"- {s.name}: {summary_line(s)}" for s in skills]
+        parts.append(
+            "Skills (procedures the owner approved; follow them for their task):\n" + "\n".join(lines)
+        )
+    return "\n\n".join(parts)
+
+
+class ChatSession:
+    """One conversation. Not thread-safe: one turn at a time (the window and the CLI ensure it)."""
+
+    def __init__(
+        self,
+        uow_factory: UnitOfWorkFactory,
+        llm_factory: Callable[[], ChatModel],
+        clock: Clock,
+        include_observations: bool = False,
+        conversation_id: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self._uow = uow_factory
+        self._llm_factory = llm_factory
+        self._llm: ChatModel | None = None
+        self._clock = clock
+        self.include_observations = include_observations
+        self.conversation = Conversation(conversation_id or new_conversation_id(clock.now()))
+        self._options = options
+        self.source_id: int | None = None
+
+    @property
+    def id(self) -> str:
+        return self.conversation.id
+
+    def system_prompt(self) -> str:
+        return system_prompt(self._uow, self.include_observations)
+
+    def model_messages(self, prompt: str | None = None) -> list[dict[str, str]]:
+        """The system prompt and the conversation so far, as the model sees it."""
+        out = [{"role": "system", "content": prompt if prompt is not None else self.system_prompt()}]
+        for m in self.conversation.messages[-MAX_HISTORY:]:
+            out.append({"role": "user" if m.role == "owner" else "assistant", "content": m.text})
+        return out
+
+    def _store(self, role: str, text: str, extra: dict[str, Any] | None = None) -> ChatMessage:
+        at = self._clock.now()
+        conv = self.conversation
+        n = len(conv.messages)
+        message = ChatMessage(conv.next_ref(), role, text, at)
+        fragment = NewFragment(
+            ref=message.ref,
+            kind=Kind.CHAT,
+            author=Author.OWNER if role == "owner" else Author.ASSISTANT,
+            trust=Trust.TRUSTED,
+            text=text,
+            captured_at=at,
+            locator={
+                "chat": f"assistant:{conv.id}",
+                "chat_type": "assistant",
+                "message_id": n,
+                **(extra or {}),
+            },
+            session=conv.source_key,
+            seq=n,
+        )
+        source = SourceInfo(
+            key=conv.source_key,
+            kind=Kind.CHAT,
+            label=f"Chat with the assistant, {conv.messages[0].at if conv.messages else at:%Y-%m-%d %H:%M}",
+            meta={"chat_type": "assistant", "conversation": conv.id},
+        )
+        with self._uow() as uow:
+            result = store_fragments(uow, source, [fragment], at)
+            uow.kv.set(LATEST_KEY, json.dumps({"id": conv.id, "source_id": result.source_id}))
+            uow.commit()
+        self.source_id = result.source_id
+        conv.messages.append(message)
+        return message
+
+    def ask(self, text: str, cancel: Callable[[], bool] = lambda: False) -> Generator[str, None, TurnOutcome]:
+        """Store the owner's message, stream the answer chunk by chunk, store the answer.
+
+        A cancelled answer is kept as far as it came (marked so); an LLM failure ends the
+        turn with `error` set and nothing else lost.
+        """
+        text = text.strip()
+        prompt = self.system_prompt()
+        owner = self._store("owner", text)
+        messages = self.model_messages(prompt)
+        pieces: list[str] = []
+        error: str | None = None
+        cancelled = False
+        try:
+            if self._llm is None:
+                self._llm = self._llm_factory()
+            stream = self._llm.chat_stream(messages, self._options)
+            try:
+                for piece in stream:
+                    if cancel():
+                        cancelled = True
+                        break
+                    pieces.append(piece)
+                    yield piece
+            finally:
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+        except LLMError as exc:
+            error = str(exc)
+        answer = "".join(pieces).strip()
+        reply = None
+        if answer:
+            reply = self._store("assistant", answer, {"cancelled": True} if cancelled else None)
+        return TurnOutcome(owner, reply, cancelled, error)
+
+
+def drain_turn(gen: Generator[str, None, TurnOutcome], on_piece: Callable[[str], None]) -> TurnOutcome:
+    while True:
+        try:
+            piece = next(gen)
+        except StopIteration as stop:
+            outcome: TurnOutcome = stop.value
+            return outcome
+        on_piece(piece)
+
+
+def latest_conversation(uow_factory: UnitOfWorkFactory) -> tuple[str, int]:
+    """The newest conversation with the assistant: (conversation id, source id)."""
+    with uow_factory.read() as uow:
+        raw = uow.kv.get(LATEST_KEY)
+    if not raw:
+        raise NotFoundError(
+            "there is no conversation with the assistant yet: start one with `persona-desktop chat`"
+        )
+    value = json.loads(raw)
+    return str(value["id"]), int(value["source_id"])
+
+
+def load_messages(uow_factory: UnitOfWorkFactory, source_id: int) -> list[ChatMessage]:
+    with uow_factory.read() as uow:
+        fragments = uow.fragments.of_source(source_id)
+    if not fragments:
+        raise NotFoundError("that conversation has no messages left (was its source forgotten?)")
+    ordered = sorted(fragments, key=lambda f: (f.seq, f.id))
+    return [
+        ChatMessage(f.ref, "owner" if f.author is Author.OWNER else "assistant", f.text, f.captured_at)
+        for f in ordered
+    ]
