@@ -1,0 +1,290 @@
+"""The screen capture loop: a plain thread the tray app starts, pauses, resumes and stops.
+
+Qt-free. Every `interval` it grabs each monitor (the time is taken at grab time), runs
+the pipeline and stores what is new in one transaction. `stop()` wakes the thread at
+once; a running Tesseract call (well under a second) is the longest it can take, and
+what that call read is then dropped, not stored. Events are reported through
+`on_event`, called on the capture thread: a Qt receiver must hop to the GUI thread
+(a queued signal does that).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
+from persona_desktop.capture.screen_ports import ScreenGrabber, WindowInfo
+from persona_desktop.capture.screen_privacy import PauseState
+from persona_desktop.domain.model import NewFragment, SourceInfo
+from persona_desktop.errors import CaptureUnavailableError, PersonaError
+from persona_desktop.ports import Clock, UnitOfWorkFactory
+from persona_desktop.services.ingest import ingest
+
+log = logging.getLogger(__name__)
+
+MAINTENANCE_EVERY = timedelta(hours=1)
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenEvent:
+    kind: str  # started | captured | paused | resumed | error | stopped
+    at: datetime
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopStatus:
+    state: str  # stopped | running | paused | error
+    paused_until: datetime | None = None
+    last_grab_at: datetime | None = None
+    last_error: str | None = None
+    frames: int = 0
+    unchanged: int = 0
+    excluded: int = 0
+    ocr_runs: int = 0
+    fragments: int = 0
+
+
+Sources = list[tuple[SourceInfo, list[NewFragment]]]
+
+
+class ScreenCaptureLoop:
+    def __init__(
+        self,
+        *,
+        grabber_factory: Callable[[], ScreenGrabber],
+        window_info_factory: Callable[[], WindowInfo],
+        pipeline: ScreenPipeline,
+        uow_factory: UnitOfWorkFactory,
+        clock: Clock,
+        interval_s: float = 10.0,
+        maintenance: Callable[[datetime], None] | None = None,
+        on_event: Callable[[ScreenEvent], None] | None = None,
+    ) -> None:
+        self._grabber_factory = grabber_factory
+        self._window_info_factory = window_info_factory
+        self.pipeline = pipeline
+        self._uow = uow_factory
+        self._clock = clock
+        self.interval_s = interval_s
+        self._maintenance = maintenance
+        self._on_event = on_event
+        self._pause = PauseState()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._force = threading.Event()
+        self._lock = threading.RLock()
+        self._thread: threading.Thread | None = None
+        self._status = LoopStatus("stopped")
+        self._last_maintenance: datetime | None = None
+
+    # --- control (any thread) -----------------------------------------------------------
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stop.clear()
+            self._wake.clear()
+            self._thread = threading.Thread(target=self._run, name="screen-capture", daemon=True)
+            self._set(
+                state="paused" if self._pause.is_paused(self._clock.now()) else "running", last_error=None
+            )
+            self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop at once; True when the thread has ended within `timeout` (0: do not wait)."""
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+            if timeout > 0:
+                thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    def pause(self, duration: timedelta | None = None) -> datetime | None:
+        """Grab nothing for `duration` (None: until `resume()`); returns the deadline."""
+        now = self._clock.now()
+        until = self._pause.pause(now, duration)
+        self._set(state="paused", paused_until=until)
+        self._emit("paused", {"until": until.isoformat() if until else None})
+        self._wake.set()
+        return until
+
+    def resume(self) -> None:
+        self._pause.resume()
+        self._set(state="running" if self.is_running else "stopped", paused_until=None)
+        self._emit("resumed", {})
+        self._wake.set()
+
+    def capture_now(self) -> None:
+        """Grab and OCR every monitor now, changed or not (unless paused)."""
+        self._force.set()
+        self._wake.set()
+
+    @property
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
+
+    def status(self) -> LoopStatus:
+        with self._lock:
+            status = self._status
+        paused = self._pause.is_paused(self._clock.now())
+        if status.state == "paused" and not paused:
+            status = replace(status, state="running" if self.is_running else "stopped", paused_until=None)
+        elif paused and status.state == "running":
+            status = replace(status, state="paused", paused_until=self._pause.until)
+        return status
+
+    # --- the thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        grabber: ScreenGrabber | None = None
+        windows: WindowInfo | None = None
+        self._emit("started", {})
+        try:
+            grabber = self._grabber_factory()
+            windows = self._window_info_factory()
+            next_at = time.monotonic()
+            while not self._stop.is_set():
+                wait = next_at - time.monotonic()
+                if wait > 0 and not self._force.is_set():
+                    self._wake.wait(wait)
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                if time.monotonic() < next_at and not self._force.is_set():
+                    continue  # woken by pause/resume: just re-check the state
+                next_at = time.monotonic() + self.interval_s
+                force = self._force.is_set()
+                self._force.clear()
+                try:
+                    self.tick(grabber, windows, force=force)
+                except CaptureUnavailableError:
+                    raise
+                except Exception as exc:  # a store or OCR hiccup: report it, try again next time
+                    log.exception("screen capture pass failed")
+                    self._set(last_error=str(exc))
+                    self._emit("error", {"message": f"screen capture pass failed: {exc}"})
+        except CaptureUnavailableError as exc:
+            self._fail(str(exc))
+        except Exception as exc:  # a bug: report it, do not kill the app
+            log.exception("screen capture loop crashed")
+            self._fail(f"screen capture stopped: {exc!r}")
+        finally:
+            for closable in (windows, grabber):
+                if closable is not None:
+                    try:
+                        closable.close()
+                    except Exception:
+                        log.debug("close failed", exc_info=True)
+            with self._lock:
+                if self._status.state != "error":
+                    self._status = replace(self._status, state="stopped")
+            self._emit("stopped", {})
+
+    def tick(self, grabber: ScreenGrabber, windows: WindowInfo, force: bool = False) -> list[CaptureResult]:
+        """One pass over every monitor (public so tests and benchmarks can drive it)."""
+        now = self._clock.now()
+        if self._pause.is_paused(now):
+            self._set(state="paused", paused_until=self._pause.until)
+            return []
+        if self._status.state == "paused":
+            self._set(state="running", paused_until=None)
+        self._maybe_maintain(now)
+        results: list[CaptureResult] = []
+        sources: Sources = []
+        try:
+            window_list = windows.windows()
+        except Exception:
+            log.debug("window list failed", exc_info=True)
+            window_list = []
+        for monitor in grabber.monitors():
+            if self._interrupted():
+                return []
+            at = self._clock.now()  # grab time, per monitor
+            frame = grabber.grab(monitor)
+            try:
+                result = self.pipeline.process(frame, window_list, at, force=force, remember=False)
+            except CaptureUnavailableError:
+                raise
+            except PersonaError as exc:
+                self._set(last_error=str(exc))
+                self._emit("error", {"message": str(exc), "monitor": monitor.index})
+                continue
+            results.append(result)
+            if result.source is not None:
+                sources.append((result.source, result.fragments))
+        if self._interrupted():
+            return []
+        added = 0
+        if sources:
+            try:
+                added = sum(r.added for r in ingest(self._uow, sources, now))
+            except Exception:
+                self.pipeline.forget_frames()  # read again next time
+                raise
+        for result in results:
+            self.pipeline.remember(result, now)
+        self._count(results, added, now)
+        self._emit(
+            "captured",
+            {"monitors": [r.status for r in results], "fragments": added},
+        )
+        return results
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _interrupted(self) -> bool:
+        """Stopped or paused mid-pass: what was read is dropped, and forgotten."""
+        if self._stop.is_set() or self._pause.is_paused(self._clock.now()):
+            self.pipeline.forget_frames()
+            return True
+        return False
+
+    def _count(self, results: list[CaptureResult], added: int, now: datetime) -> None:
+        with self._lock:
+            s = self._status
+            self._status = replace(
+                s,
+                last_grab_at=now,
+                frames=s.frames + len(results),
+                unchanged=s.unchanged + sum(r.status == "unchanged" for r in results),
+                excluded=s.excluded + sum(r.status == "excluded" for r in results),
+                ocr_runs=s.ocr_runs + sum(r.status == "ocr" for r in results),
+                fragments=s.fragments + added,
+            )
+
+    def _maybe_maintain(self, now: datetime) -> None:
+        if self._maintenance is None:
+            return
+        if self._last_maintenance is not None and now - self._last_maintenance < MAINTENANCE_EVERY:
+            return
+        self._last_maintenance = now
+        try:
+            self._maintenance(now)
+        except PersonaError as exc:
+            self._emit("error", {"message": f"retention: {exc}"})
+
+    def _set(self, **changes: Any) -> None:
+        with self._lock:
+            self._status = replace(self._status, **changes)
+
+    def _fail(self, message: str) -> None:
+        self._set(state="error", last_error=message)
+        self._emit("error", {"message": message, "fatal": True})
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(ScreenEvent(kind, self._clock.now(), data))
+        except Exception:
+            log.exception("screen event handler failed")

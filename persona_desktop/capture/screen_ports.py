@@ -1,0 +1,118 @@
+"""What the screen pipeline needs from the outside: a grabber, an OCR engine, window info.
+
+Plain values and Protocols only, so the pipeline and the capture loop can be driven by
+the real adapters (mss, Tesseract, X11) or by anything else that fits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+Box = tuple[int, int, int, int]
+"""left, top, right, bottom in pixels (right/bottom exclusive)."""
+
+Pixels = npt.NDArray[np.uint8]
+
+
+@dataclass(frozen=True, slots=True)
+class Monitor:
+    index: int  # 1-based, as mss numbers them
+    left: int
+    top: int
+    width: int
+    height: int
+
+    @property
+    def box(self) -> Box:
+        return (self.left, self.top, self.left + self.width, self.top + self.height)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One monitor's pixels: an H x W x 3 (RGB) or H x W x 4 (BGRA) uint8 array."""
+
+    monitor: Monitor
+    pixels: Pixels
+    bgra: bool = False
+
+    def rgb(self) -> Pixels:
+        if not self.bgra:
+            return self.pixels
+        return np.ascontiguousarray(self.pixels[:, :, 2::-1])
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDesc:
+    """A top-level window, in virtual-screen coordinates."""
+
+    title: str
+    app: str
+    box: Box
+    active: bool = False
+    wid: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class OcrWord:
+    text: str
+    conf: float
+    box: Box
+
+
+@dataclass(frozen=True, slots=True)
+class OcrLine:
+    text: str
+    conf: float
+    box: Box
+    block: int
+    par: int
+    line: int
+    words: tuple[OcrWord, ...] = field(default_factory=tuple)
+
+    def shifted(self, dx: int, dy: int) -> OcrLine:
+        def mv(b: Box) -> Box:
+            return (b[0] + dx, b[1] + dy, b[2] + dx, b[3] + dy)
+
+        return OcrLine(
+            self.text,
+            self.conf,
+            mv(self.box),
+            self.block,
+            self.par,
+            self.line,
+            tuple(OcrWord(w.text, w.conf, mv(w.box)) for w in self.words),
+        )
+
+
+class ScreenGrabber(Protocol):
+    def monitors(self) -> list[Monitor]: ...
+    def grab(self, monitor: Monitor) -> Frame: ...
+    def close(self) -> None: ...
+
+
+class OcrEngine(Protocol):
+    def read(self, image: Pixels) -> list[OcrLine]:
+        """OCR a grayscale (H x W) or RGB image; boxes are in the image's pixels."""
+        ...
+
+
+class WindowInfo(Protocol):
+    def windows(self) -> list[WindowDesc]:
+        """Visible top-level windows, bottom to top; at most one is `active`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class NoWindowInfo:
+    """Where the platform exposes no window list: no titles, no per-window exclusions."""
+
+    def windows(self) -> list[WindowDesc]:
+        return []
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,223 @@
+"""Window titles and classes on X11 through libX11 (ctypes), for exclusions and provenance.
+
+The active window is `_NET_ACTIVE_WINDOW` when a window manager sets it; without one
+(bare Xvfb), the focused window, else the topmost viewable one. Windows come from
+`_NET_CLIENT_LIST_STACKING` when present, else from the root's children (bottom to top).
+X errors (a window closing between two calls) are ignored instead of exiting the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_uint, c_ulong, c_void_p
+
+from persona_desktop.capture.screen_ports import WindowDesc
+from persona_desktop.errors import CaptureUnavailableError
+
+Window = c_ulong
+Atom = c_ulong
+IS_VIEWABLE = 2
+ANY_PROPERTY_TYPE = 0
+
+
+class _XWindowAttributes(ctypes.Structure):
+    _fields_ = [
+        ("x", c_int),
+        ("y", c_int),
+        ("width", c_int),
+        ("height", c_int),
+        ("border_width", c_int),
+        ("depth", c_int),
+        ("visual", c_void_p),
+        ("root", Window),
+        ("c_class", c_int),
+        ("bit_gravity", c_int),
+        ("win_gravity", c_int),
+        ("backing_store", c_int),
+        ("backing_planes", c_ulong),
+        ("backing_pixel", c_ulong),
+        ("save_under", c_int),
+        ("colormap", c_ulong),
+        ("map_installed", c_int),
+        ("map_state", c_int),
+        ("all_event_masks", c_long),
+        ("your_event_mask", c_long),
+        ("do_not_propagate_mask", c_long),
+        ("override_redirect", c_int),
+        ("screen", c_void_p),
+    ]
+
+
+_ERROR_HANDLER = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p)
+_lib_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+_handler_ref: object = None
+
+
+def _ignore_x_error(display: int | None, event: int | None) -> int:
+    return 0
+
+
+def _load() -> ctypes.CDLL:
+    global _lib, _handler_ref
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        name = ctypes.util.find_library("X11") or "libX11.so.6"
+        try:
+            lib = ctypes.CDLL(name)
+        except OSError as exc:
+            raise CaptureUnavailableError(f"libX11 cannot be loaded (package libx11-6): {exc}") from None
+        lib.XOpenDisplay.restype = c_void_p
+        lib.XOpenDisplay.argtypes = [c_char_p]
+        lib.XCloseDisplay.argtypes = [c_void_p]
+        lib.XDefaultRootWindow.restype = Window
+        lib.XDefaultRootWindow.argtypes = [c_void_p]
+        lib.XInternAtom.restype = Atom
+        lib.XInternAtom.argtypes = [c_void_p, c_char_p, c_int]
+        lib.XGetWindowProperty.argtypes = [
+            c_void_p, Window, Atom, c_long, c_long, c_int, Atom,
+            POINTER(Atom), POINTER(c_int), POINTER(c_ulong), POINTER(c_ulong), POINTER(c_void_p),
+        ]  # fmt: skip
+        lib.XFree.argtypes = [c_void_p]
+        lib.XQueryTree.argtypes = [
+            c_void_p, Window, POINTER(Window), POINTER(Window), POINTER(c_void_p), POINTER(c_uint),
+        ]  # fmt: skip
+        lib.XGetWindowAttributes.argtypes = [c_void_p, Window, POINTER(_XWindowAttributes)]
+        lib.XTranslateCoordinates.argtypes = [
+            c_void_p, Window, Window, c_int, c_int, POINTER(c_int), POINTER(c_int), POINTER(Window),
+        ]  # fmt: skip
+        lib.XGetInputFocus.argtypes = [c_void_p, POINTER(Window), POINTER(c_int)]
+        lib.XSetErrorHandler.restype = c_void_p
+        lib.XSetErrorHandler.argtypes = [_ERROR_HANDLER]
+        _handler_ref = _ERROR_HANDLER(_ignore_x_error)
+        lib.XSetErrorHandler(_handler_ref)
+        _lib = lib
+        return lib
+
+
+class X11WindowInfo:
+    """Use from one thread (the capture thread); it owns one X connection."""
+
+    def __init__(self, display: str | None = None) -> None:
+        name = display or os.environ.get("DISPLAY")
+        if not name:
+            raise CaptureUnavailableError("window titles need an X11 display, and DISPLAY is not set")
+        self._x = _load()
+        self._dpy = self._x.XOpenDisplay(name.encode())
+        if not self._dpy:
+            raise CaptureUnavailableError(f"cannot open the X11 display {name}")
+        self._root = self._x.XDefaultRootWindow(self._dpy)
+        self._atoms: dict[str, int] = {}
+
+    def close(self) -> None:
+        if self._dpy:
+            self._x.XCloseDisplay(self._dpy)
+            self._dpy = None
+
+    def _atom(self, name: str) -> int:
+        if name not in self._atoms:
+            self._atoms[name] = int(self._x.XInternAtom(self._dpy, name.encode(), 0))
+        return self._atoms[name]
+
+    def _prop(self, win: int, name: str) -> tuple[int, bytes, int] | None:
+        """(format, raw bytes, item count) of a window property, or None."""
+        actual_type, actual_format = Atom(), c_int()
+        nitems, after, data = c_ulong(), c_ulong(), c_void_p()
+        status = self._x.XGetWindowProperty(
+            self._dpy, win, self._atom(name), 0, 1 << 16, 0, ANY_PROPERTY_TYPE,
+            byref(actual_type), byref(actual_format), byref(nitems), byref(after), byref(data),
+        )  # fmt: skip
+        if status != 0 or not data.value:
+            return None
+        try:
+            fmt, n = actual_format.value, nitems.value
+            # 32-bit items come back as C longs
+            size = n * (ctypes.sizeof(c_ulong) if fmt == 32 else fmt // 8)
+            return fmt, ctypes.string_at(data.value, size), n
+        finally:
+            self._x.XFree(data)
+
+    def _windows_prop(self, win: int, name: str) -> list[int]:
+        got = self._prop(win, name)
+        if got is None or got[0] != 32:
+            return []
+        _, raw, n = got
+        return list((c_ulong * n).from_buffer_copy(raw))
+
+    def _text(self, win: int, name: str) -> str:
+        got = self._prop(win, name)
+        if got is None or got[0] != 8:
+            return ""
+        return got[1].decode("utf-8", "replace").strip("\0")
+
+    def _title(self, win: int) -> str:
+        return self._text(win, "_NET_WM_NAME") or self._text(win, "WM_NAME")
+
+    def _app(self, win: int) -> str:
+        got = self._prop(win, "WM_CLASS")
+        if got is None or got[0] != 8:
+            return ""
+        parts = [p.decode("utf-8", "replace") for p in got[1].split(b"\0") if p]
+        return parts[-1] if parts else ""  # the class ("Firefox"), not the instance
+
+    def _children(self, win: int) -> list[int]:
+        root, parent, children, n = Window(), Window(), c_void_p(), c_uint()
+        if not self._x.XQueryTree(self._dpy, win, byref(root), byref(parent), byref(children), byref(n)):
+            return []
+        try:
+            if not children.value:
+                return []
+            return list((Window * n.value).from_address(children.value))
+        finally:
+            if children.value:
+                self._x.XFree(children)
+
+    def _client(self, win: int, depth: int = 0) -> int | None:
+        """The window carrying WM_CLASS: itself or, under a reparenting WM, a descendant."""
+        if self._prop(win, "WM_CLASS") is not None:
+            return win
+        if depth >= 2:
+            return None
+        for child in self._children(win):
+            found = self._client(child, depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _geometry(self, win: int) -> tuple[int, int, int, int, bool] | None:
+        attrs = _XWindowAttributes()
+        if not self._x.XGetWindowAttributes(self._dpy, win, byref(attrs)):
+            return None
+        x, y, child = c_int(), c_int(), Window()
+        self._x.XTranslateCoordinates(self._dpy, win, self._root, 0, 0, byref(x), byref(y), byref(child))
+        viewable = attrs.map_state == IS_VIEWABLE
+        return x.value, y.value, x.value + attrs.width, y.value + attrs.height, viewable
+
+    def windows(self) -> list[WindowDesc]:
+        if not self._dpy:
+            return []
+        stacking = self._windows_prop(self._root, "_NET_CLIENT_LIST_STACKING")
+        tops = stacking or self._children(self._root)
+        active_prop = self._windows_prop(self._root, "_NET_ACTIVE_WINDOW")
+        active = active_prop[0] if active_prop else 0
+        if not active:
+            focus, revert = Window(), c_int()
+            self._x.XGetInputFocus(self._dpy, byref(focus), byref(revert))
+            active = focus.value if focus.value > 1 else 0  # 0 = None, 1 = PointerRoot
+        found: list[tuple[int, str, str, tuple[int, int, int, int]]] = []
+        for top in tops:
+            geo = self._geometry(top)
+            if geo is None or not geo[4] or geo[2] <= geo[0] or geo[3] <= geo[1]:
+                continue
+            client = top if stacking else self._client(top)
+            if client is None:
+                continue
+            found.append((client, self._title(client), self._app(client), geo[:4]))
+        ids = {c for c, *_ in found}
+        if active not in ids:
+            active = found[-1][0] if found else 0
+        return [WindowDesc(title, app, box, c == active, c) for c, title, app, box in found]

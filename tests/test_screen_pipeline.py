@@ -1,0 +1,253 @@
+"""The screen pipeline on frames the test renders, with the real Tesseract: change
+detection, OCR of changed bands only, dedup, exclusions, redaction, kept crops, retention."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from persona_desktop.adapters.ocr_tesseract import TesseractOcr
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.capture.screen_change import ChangeDetector
+from persona_desktop.capture.screen_pipeline import ScreenPipeline
+from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
+from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
+from persona_desktop.capture.screen_setup import purge_expired_images
+from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
+from persona_desktop.services.ingest import ingest
+from persona_desktop.services.screen_retention import purge_expired_fragments
+from tests.screen_support import StepClock, contains, render_lines
+
+SIZE = (1000, 400)
+MON = Monitor(1, 0, 0, *SIZE)
+LINES = [
+    "Project Falcon status report",
+    "Deployment finished without errors",
+    "Next review is scheduled for Monday",
+]
+RULES = ExclusionRules.of(["keepassxc", "bitwarden"], ["password", "incognito"])
+
+
+class CountingOcr:
+    """The real Tesseract, counting what it was asked to read."""
+
+    def __init__(self) -> None:
+        self.real = TesseractOcr("eng", 50)
+        self.shapes: list[tuple[int, ...]] = []
+
+    def read(self, image: Pixels) -> list[OcrLine]:
+        self.shapes.append(image.shape)
+        return self.real.read(image)
+
+
+def frame(lines: list[str], **kw: object) -> Frame:
+    img = render_lines(lines, size=SIZE, **kw).image  # type: ignore[arg-type]
+    rgba = np.asarray(img.convert("RGBA"))
+    bgra = np.ascontiguousarray(rgba[:, :, [2, 1, 0, 3]])
+    return Frame(MON, bgra, bgra=True)
+
+
+@pytest.fixture
+def ocr() -> CountingOcr:
+    return CountingOcr()
+
+
+def test_first_frame_gives_one_fragment_per_line_with_provenance(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    rendered = render_lines(LINES, size=SIZE)
+    win = WindowDesc("Report.odt - LibreOffice", "libreoffice", (0, 0, *SIZE), active=True)
+    result = pipe.process(frame(LINES), [win], clock.now())
+    assert result.status == "ocr" and result.source is not None
+    frags = result.fragments
+    assert [f.text for f in frags] == LINES
+    cid = result.source.meta["capture_id"]
+    assert result.source.key == f"screen:{cid}"
+    for n, (f, words) in enumerate(zip(frags, rendered.words, strict=True), start=1):
+        assert f.ref == f"scr:{cid}:m1:l{n}"
+        assert (f.kind, f.author, f.trust) == (Kind.SCREEN, Author.UNKNOWN, Trust.UNTRUSTED)
+        assert f.captured_at == clock.now()
+        assert f.session == f"screen:{clock.now():%Y-%m-%d}:libreoffice"
+        loc = f.locator
+        assert loc["monitor"] == 1 and loc["conf"] > 80
+        assert loc["window"] == {"title": "Report.odt - LibreOffice", "app": "libreoffice"}
+        assert contains(loc["bbox"], (words[0][1][0], words[0][1][1], words[-1][1][2], words[-1][1][3]))
+        assert [w["text"] for w in loc["words"]] == f.text.split()
+        assert loc["image"] is None  # screenshots are not kept by default
+
+
+def test_unchanged_frame_skips_ocr_and_a_changed_line_is_read_alone(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    first = pipe.process(frame(LINES), [], clock.now())
+    assert len(first.fragments) == 3
+    calls = len(ocr.shapes)
+
+    clock.advance(10)
+    again = pipe.process(frame(LINES), [], clock.now())
+    assert again.status == "unchanged" and again.fragments == []
+    assert len(ocr.shapes) == calls  # no OCR at all
+
+    clock.advance(10)
+    edited = [LINES[0], "Deployment failed on server seven", LINES[2]]
+    changed = pipe.process(frame(edited), [], clock.now())
+    assert changed.status == "ocr"
+    assert [f.text for f in changed.fragments] == ["Deployment failed on server seven"]
+    band_heights = [s[0] for s in ocr.shapes[calls:]]
+    assert band_heights and all(h < SIZE[1] / 2 for h in band_heights)
+    assert changed.fragments[0].ref.endswith(":m1:l1")  # line numbers count within this capture
+
+
+def test_forced_capture_after_max_gap_stores_nothing_already_stored(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES, max_gap=timedelta(seconds=60), dedup=timedelta(minutes=30))
+    pipe.process(frame(LINES), [], clock.now())
+    clock.advance(61)
+    forced = pipe.process(frame(LINES), [], clock.now())
+    assert forced.forced and forced.status == "ocr" and forced.lines_read == 3
+    assert forced.fragments == []
+    clock.advance(31 * 60)
+    later = pipe.process(frame(LINES), [], clock.now())
+    assert [f.text for f in later.fragments] == LINES  # the dedup window has passed
+
+
+def test_active_excluded_window_drops_the_frame_before_ocr(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    vault = WindowDesc("Passwords.kdbx - KeePassXC", "KeePassXC", (0, 0, *SIZE), active=True)
+    result = pipe.process(frame(LINES), [vault], clock.now())
+    assert result.status == "excluded" and result.source is None
+    assert ocr.shapes == []
+    private = WindowDesc("New Incognito Tab - Chromium", "chromium", (0, 0, 500, 400), active=True)
+    assert pipe.process(frame(LINES), [private], clock.now()).status == "excluded"
+
+
+def test_visible_excluded_window_is_blacked_out(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    text = ["Grocery list for the weekend", "Bitwarden vault SECRETVALUE entry", "Water the plants"]
+    r = render_lines(text, size=SIZE)
+    secret_row = r.words[1]
+    box = (0, secret_row[0][1][1] - 6, SIZE[0], secret_row[-1][1][3] + 6)
+    vault = WindowDesc("Bitwarden", "Bitwarden", box)
+    notes = WindowDesc("notes", "gedit", (0, 0, *SIZE), active=True)
+    result = pipe.process(frame(text), [notes, vault], clock.now())
+    texts = [f.text for f in result.fragments]
+    assert texts == [text[0], text[2]]
+    assert not any("SECRET" in f.text or "SECRET" in str(f.locator) for f in result.fragments)
+
+
+def test_card_number_is_redacted_in_text_and_in_the_kept_image(ocr: CountingOcr, tmp_path: Path) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES, image_dir=tmp_path / "screens")
+    text = ["Payment details", "Card 4111 1111 1111 1111 expires soon"]
+    r = render_lines(text, size=SIZE)
+    result = pipe.process(frame(text), [], clock.now())
+    card = next(f for f in result.fragments if f.text.startswith("Card"))
+    assert card.text == "Card [REDACTED:card] expires soon"
+    assert card.locator["redacted"] == ["card"]
+    assert "4111" not in str(card.locator)
+    image = card.locator["image"]
+    assert image is not None and Path(image["path"]).is_file()
+    kept = np.asarray(Image.open(image["path"]).convert("L"))
+    crop, scale = image["box"], image["scale"]
+    for _, (x, t, rr, b) in r.words[1][1:5]:  # the four digit groups
+        x0, y0 = int((x - crop[0]) * scale) + 1, int((t - crop[1]) * scale) + 1
+        x1, y1 = int((rr - crop[0]) * scale) - 1, int((b - crop[1]) * scale) - 1
+        assert kept[y0:y1, x0:x1].max() < 40, "digits still visible in the kept image"
+    word = r.words[1][0][1]  # "Card" stays readable: not blacked out
+    region = kept[int((word[1] - crop[1]) * scale) : int((word[3] - crop[1]) * scale),
+                  int((word[0] - crop[0]) * scale) : int((word[2] - crop[0]) * scale)]  # fmt: skip
+    assert region.max() > 200
+
+
+def test_change_detector_costs_little_and_finds_the_band() -> None:
+    det = ChangeDetector()
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 255, (1080, 1920, 4), dtype=np.uint8)
+    assert det.compare("m1", a).full
+    b = a.copy()
+    b[:, :, 3] = 7  # X11's alpha byte is undefined: it must not count as a change
+    assert det.compare("m1", b).unchanged
+    c = b.copy()
+    c[700:705, 10:20, 1] ^= 0xFF
+    change = det.compare("m1", c)
+    assert change.changed and not change.full
+    [(left, top, right, bottom)] = change.bands
+    assert (left, right) == (0, 1920) and top <= 700 and bottom >= 705 and bottom - top <= 2 * 32 + 2 * 12
+
+
+def test_pause_state_expires() -> None:
+    clock = StepClock()
+    pause = PauseState()
+    until = pause.pause(clock.now(), timedelta(minutes=15))
+    assert until == clock.now() + timedelta(minutes=15)
+    assert pause.is_paused(clock.now())
+    clock.advance(15 * 60)
+    assert not pause.is_paused(clock.now())
+    pause.pause(clock.now(), None)
+    clock.advance(10**6)
+    assert pause.is_paused(clock.now())
+    pause.resume()
+    assert not pause.is_paused(clock.now())
+
+
+def test_text_retention_keeps_what_a_fact_or_a_pending_candidate_cites(
+    runtime: Runtime, ocr: CountingOcr
+) -> None:
+    clock = StepClock()
+    clock.advance(-40 * 86400)
+    pipe = ScreenPipeline(ocr, RULES)
+    old = pipe.process(frame(LINES), [], clock.now())
+    assert old.source is not None
+    clock.advance(39 * 86400)
+    recent = pipe.process(frame(["Fresh line captured yesterday"]), [], clock.now())
+    assert recent.source is not None
+    ingest(runtime.uow, [(old.source, old.fragments), (recent.source, recent.fragments)], clock.now())
+    now = clock.now() + timedelta(days=1)
+    refs = [f.ref for f in old.fragments]
+    with runtime.uow() as uow:
+        by_ref = uow.fragments.by_refs(refs)
+        ids = [by_ref[r].id for r in refs]
+        common = {"subject": Subject.OWNER, "category": None, "origin": "sleep", "run_id": None,
+                  "payload": {}, "supersedes_fact_id": None, "created_at": now}  # fmt: skip
+        applied = uow.candidates.add(statement="works on Falcon", key="falcon", **common)  # type: ignore[arg-type]
+        uow.candidates.add_evidence(applied, [ids[0]], None)
+        uow.facts.add(statement="works on Falcon", subject=Subject.OWNER, key="falcon", category=None,
+                      candidate_id=applied, valid_from=now)  # fmt: skip
+        pending = uow.candidates.add(statement="deploys", key="deploys", **common)  # type: ignore[arg-type]
+        uow.candidates.add_evidence(pending, [ids[1]], None)
+        rejected = uow.candidates.add(statement="reviews", key="reviews", **common)  # type: ignore[arg-type]
+        uow.candidates.add_evidence(rejected, [ids[1], ids[2]], None)
+        uow.candidates.set_status(rejected, CandidateStatus.REJECTED, "no", now)
+        uow.commit()
+
+    result = purge_expired_fragments(runtime.uow, Kind.SCREEN, 30, now)
+    assert (result.deleted, result.kept) == (1, 2)
+    with runtime.uow.read() as uow:
+        left = {f.text for f in uow.fragments.all(Kind.SCREEN)}
+        assert left == {LINES[0], LINES[1], "Fresh line captured yesterday"}
+        assert [f.text for f in uow.candidates.evidence(rejected)] == [LINES[1]]
+        assert any(r.action == "fragments.purged" for r in uow.journal.all())
+    again = purge_expired_fragments(runtime.uow, Kind.SCREEN, 30, now)
+    assert (again.deleted, again.kept) == (0, 2)
+
+
+def test_image_retention_deletes_old_crops(tmp_path: Path) -> None:
+    clock = StepClock()
+    folder = tmp_path / "screens" / "2020-01-01"
+    folder.mkdir(parents=True)
+    old, new = folder / "a-m1.png", tmp_path / "screens" / "b-m1.png"
+    old.write_bytes(b"x")
+    (tmp_path / "screens" / "today").mkdir()
+    new = tmp_path / "screens" / "today" / "b-m1.png"
+    new.write_bytes(b"y")
+    eight_days = (clock.now() - timedelta(days=8)).timestamp()
+    os.utime(old, (eight_days, eight_days))
+    assert purge_expired_images(tmp_path / "screens", clock.now(), 7) == 1
+    assert not old.exists() and not folder.exists() and new.exists()
