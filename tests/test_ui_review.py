@@ -161,10 +161,10 @@ def memory(ui_ctx: UiContext, seeded: Seeded, qtbot: QtBot) -> Iterator[MemoryBr
 
 
 def test_memory_search_and_why(memory: MemoryBrowser, seeded: Seeded, qtbot: QtBot) -> None:
-    assert {v.fact.id for v in memory.facts.rows} == set(seeded.applied)
+    assert {f.id for f in memory.facts.rows} == set(seeded.applied)
     with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
         memory.search.setText("topic 5")
-    assert [v.fact.statement for v in memory.facts.rows] == ["The owner likes topic 5 (chat:test:saved)"]
+    assert [f.statement for f in memory.facts.rows] == ["The owner likes topic 5 (chat:test:saved)"]
     with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT) as shown:
         memory.select_fact(memory.facts.key_at(0))
     prov = shown.args[0]

@@ -1,10 +1,11 @@
-"""Store work off the GUI thread, one op at a time, results back on the GUI thread.
+"""Store work off the GUI thread, results back on the GUI thread.
 
 Like Anki's `CollectionOp`/`QueryOp`: `ops.run(fn, on_done, on_error)` calls `fn()` on
 a worker thread and `on_done(result)` (or `on_error(exc)` for a PersonaError) on the
-GUI thread. `fn` must never touch a widget. Ops run one after another, so two writes
-from the ui never race each other; the sleep cycle's own worker is separate and
-SQLite's BEGIN IMMEDIATE queues it behind us.
+GUI thread. `fn` must never touch a widget. Writes run one after another on one
+thread, so two decisions never race; reads (`read=True`) use a second small pool, so
+a slow read never delays a decision (SQLite's WAL lets readers run beside a writer).
+The sleep cycle's own worker is separate; BEGIN IMMEDIATE queues writers.
 """
 
 from __future__ import annotations
@@ -39,15 +40,18 @@ class _Op(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self._fn()
-        except BaseException as exc:  # handed to the GUI thread, which decides
-            self._relay.failed.emit(exc)
-            return
-        self._relay.done.emit(result)
+            try:
+                result = self._fn()
+            except BaseException as exc:  # handed to the GUI thread, which decides
+                self._relay.failed.emit(exc)
+                return
+            self._relay.done.emit(result)
+        except RuntimeError:
+            pass  # the relay's window is gone (app exit): nobody is left to tell
 
 
 class Ops(QObject):
-    """A serial background runner owned by one window or the app."""
+    """The background runner of one window or of the app."""
 
     idle = Signal()
 
@@ -56,13 +60,26 @@ class Ops(QObject):
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._pool.setExpiryTimeout(2000)
+        self._read_pool = QThreadPool(self)
+        self._read_pool.setMaxThreadCount(2)
+        self._read_pool.setExpiryTimeout(2000)
         self._relays: set[_Relay] = set()
         self._default_error = on_error
         self._closed = False
 
     def run(
-        self, fn: Callable[[], Any], on_done: OnDone | None = None, on_error: OnError | None = None
+        self,
+        fn: Callable[[], Any],
+        on_done: OnDone | None = None,
+        on_error: OnError | None = None,
+        priority: int = 0,
+        read: bool = False,
     ) -> None:
+        """Queue `fn`; a higher `priority` goes before queued lower ones (never before a running one).
+
+        `read=True` promises that `fn` only reads: it may run beside other reads and a write,
+        so its result can be older than a write queued after it (callers tag results).
+        """
         if self._closed:
             return
         relay = _Relay()
@@ -94,22 +111,23 @@ class Ops(QObject):
 
         relay.done.connect(done)
         relay.failed.connect(failed)
-        self._pool.start(_Op(fn, relay))
+        (self._read_pool if read else self._pool).start(_Op(fn, relay), priority)
 
     def busy(self) -> bool:
         return bool(self._relays)
 
     def active_threads(self) -> int:
-        return int(self._pool.activeThreadCount())
+        return int(self._pool.activeThreadCount() + self._read_pool.activeThreadCount())
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until queued ops ran (their callbacks still need the event loop)."""
-        return self._pool.waitForDone(msecs)
+        return self._pool.waitForDone(msecs) and self._read_pool.waitForDone(msecs)
 
     def shutdown(self) -> None:
         """Drop callbacks, finish the op in flight, and let the worker thread exit."""
         self._closed = True
-        self._pool.clear()
-        self._pool.waitForDone(-1)
-        self._pool.setExpiryTimeout(0)
+        for pool in (self._pool, self._read_pool):
+            pool.clear()
+            pool.waitForDone(-1)
+            pool.setExpiryTimeout(0)
         self._relays.clear()  # their queued results are dropped: nobody is left to show them

@@ -19,14 +19,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from persona_desktop.domain.model import Fact
 from persona_desktop.errors import PersonaError
-from persona_desktop.services import queries, review
-from persona_desktop.services.queries import FactView
+from persona_desktop.services import review, review_views
 from persona_desktop.services.review import Provenance
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import EvidenceCard
-from persona_desktop.ui.review_columns import FACT_COLUMNS, local
+from persona_desktop.ui.review_columns import MEMORY_COLUMNS, local
 from persona_desktop.ui.review_window import make_table
 from persona_desktop.ui.table_model import RecordTableModel
 
@@ -44,7 +44,7 @@ class MemoryBrowser(QMainWindow):
         self._why_seq = 0
         self.provenance: Provenance | None = None
         self.forget_buttons: dict[int, QPushButton] = {}
-        self.facts = RecordTableModel(FACT_COLUMNS, lambda v: v.fact.id)
+        self.facts = RecordTableModel(MEMORY_COLUMNS, lambda f: f.id)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search facts...")
         self.search.setClearButtonEnabled(True)
@@ -53,7 +53,7 @@ class MemoryBrowser(QMainWindow):
         self._debounce.setInterval(250)
         self._debounce.timeout.connect(self.reload)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
-        self.table = make_table(self.facts, [420, 60, 115, 115, 70, 65])
+        self.table = make_table(self.facts, [420, 60, 80, 115, 115])
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _p: self._on_current(cur.row()))
         self.why_button = QPushButton("Why do I know this?")
         self.why_button.clicked.connect(self.show_why)
@@ -97,11 +97,11 @@ class MemoryBrowser(QMainWindow):
 
     def reload(self) -> None:
         uow, needle = self._ctx.uow, self.search.text()
-        self.ops.run(lambda: queries.facts(uow, None, needle), self._on_facts)
+        self.ops.run(lambda: review_views.all_facts(uow, needle), self._on_facts)
 
-    def _on_facts(self, rows: list[FactView]) -> None:
+    def _on_facts(self, rows: list[Fact]) -> None:
         self.facts.set_rows(rows)
-        applied = sum(1 for r in rows if r.fact.status.value == "applied")
+        applied = sum(1 for f in rows if f.status.value == "applied")
         self.count_label.setText(f"{len(rows)} fact(s) shown, {applied} in memory now")
         self.loaded.emit()
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime
 
-from persona_desktop.domain.model import Observation, Revision
+from persona_desktop.domain.model import Candidate, Fact, Observation, Revision
 from persona_desktop.domain.scoring import SIGNALS
-from persona_desktop.services.queries import CandidateView, FactView
+from persona_desktop.services.queries import FactView
+from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.table_model import Column
 
 _SUBJECT = {"owner": "you", "other": "someone else", "unknown": "unclear"}
@@ -18,7 +20,15 @@ def local(at: datetime | None) -> str:
     return "" if at is None else at.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def signals_tip(view: CandidateView) -> str:
+@dataclass
+class WaitingRow:
+    """A waiting candidate; its evidence summary arrives after the list is shown."""
+
+    candidate: Candidate
+    summary: EvidenceSummary | None = None
+
+
+def signals_tip(view: WaitingRow) -> str:
     c = view.candidate
     if not c.signals:
         return "not scored yet"
@@ -26,14 +36,18 @@ def signals_tip(view: CandidateView) -> str:
     return f"score {c.score or 0:.2f} = weighted " + ", ".join(parts)
 
 
-CANDIDATE_COLUMNS: list[Column[CandidateView]] = [
+CANDIDATE_COLUMNS: list[Column[WaitingRow]] = [
     Column("Statement", lambda v: v.candidate.statement),
     Column("About", lambda v: _SUBJECT.get(v.candidate.subject.value, v.candidate.subject.value)),
     Column(
         "Score", lambda v: "" if v.candidate.score is None else f"{v.candidate.score:.2f}", signals_tip, True
     ),
-    Column("Evidence", lambda v: str(v.evidence_count), None, True),
-    Column("Sources", lambda v: ", ".join(v.sources), lambda v: "\n".join(v.sources)),
+    Column("Evidence", lambda v: "" if v.summary is None else str(v.summary.count), None, True),
+    Column(
+        "Sources",
+        lambda v: "\u2026" if v.summary is None else ", ".join(v.summary.sessions),
+        lambda v: "" if v.summary is None else "\n".join(v.summary.sessions),
+    ),
 ]
 
 FACT_COLUMNS: list[Column[FactView]] = [
@@ -53,6 +67,14 @@ def _details(r: Revision) -> str:
             return str(data[key])
     return json.dumps(data, ensure_ascii=False, default=str)[:200]
 
+
+MEMORY_COLUMNS: list[Column[Fact]] = [
+    Column("Statement", lambda f: f.statement),
+    Column("About", lambda f: _SUBJECT.get(f.subject.value, f.subject.value)),
+    Column("Status", lambda f: f.status.value),
+    Column("Since", lambda f: local(f.valid_from)),
+    Column("Until", lambda f: local(f.valid_to)),
+]
 
 JOURNAL_COLUMNS: list[Column[Revision]] = [
     Column("When", lambda r: local(r.at)),

@@ -32,12 +32,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from persona_desktop.domain.model import Observation, Revision
+from persona_desktop.domain.model import Candidate, Observation, Revision
 from persona_desktop.domain.scoring import SIGNALS
 from persona_desktop.errors import PersonaError
-from persona_desktop.services import queries, review
-from persona_desktop.services.queries import CandidateView, FactView
+from persona_desktop.services import queries, review, review_views
+from persona_desktop.services.queries import FactView
 from persona_desktop.services.review import EvidenceItem
+from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
@@ -46,6 +47,7 @@ from persona_desktop.ui.review_columns import (
     FACT_COLUMNS,
     JOURNAL_COLUMNS,
     OBSERVATION_COLUMNS,
+    WaitingRow,
 )
 from persona_desktop.ui.table_model import Column, RecordTableModel
 
@@ -58,11 +60,15 @@ OBSERVATIONS_BANNER = (
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    pending: list[CandidateView]
+class SideTabs:
     recent: list[FactView]
     journal: list[Revision]
     observations: list[Observation]
+
+
+# Ops priorities: what the owner is looking at goes before background filling.
+SHOW, DECIDE, FILL = 20, 10, 0
+SUMMARY_BATCH = 100
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,8 @@ class EditDialog(QDialog):
 
 class ReviewWindow(QMainWindow):
     changed = Signal()  # a decision landed: the tray recounts
-    loaded = Signal()  # a reload finished and the tables show it
+    waiting_loaded = Signal()  # the Waiting tab shows the store's list
+    loaded = Signal()  # every tab shows the store's state
 
     def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -119,6 +126,10 @@ class ReviewWindow(QMainWindow):
         self._ctx = ctx
         self.ops = Ops(self, on_error=self._show_error)
         self._evidence_seq = 0
+        self._summaries: dict[int, EvidenceSummary] = {}  # evidence does not change while waiting
+        self._waiting_seq = 0
+        self._side_seq = 0
+        self._side_applied = 0
         self.player = AudioPlayer()
         self.evidence_cards: list[EvidenceCard] = []
         self.pending = RecordTableModel(CANDIDATE_COLUMNS, lambda v: v.candidate.id)
@@ -237,28 +248,53 @@ class ReviewWindow(QMainWindow):
     # --- loading ------------------------------------------------------------------------
 
     def reload(self) -> None:
-        uow, now = self._ctx.uow, self._ctx.clock.now()
+        """Waiting list first (one query), then the other tabs, then evidence summaries."""
+        uow = self._ctx.uow
+        self._waiting_seq += 1
+        seq = self._waiting_seq
+        self.ops.run(
+            lambda: review_views.waiting(uow),
+            lambda cs: self._on_waiting(seq, cs),
+            priority=DECIDE,
+            read=True,
+        )
+        self._reload_side_tabs(DECIDE)
 
-        def read() -> Snapshot:
-            return Snapshot(
-                queries.pending_candidates(uow),
-                queries.recent_facts(uow, now),
-                list(reversed(queries.journal(uow, JOURNAL_LIMIT))),
-                queries.observations(uow),
-            )
-
-        self.ops.run(read, self._on_snapshot)
-
-    def _on_snapshot(self, snap: Snapshot) -> None:
+    def _on_waiting(self, seq: int, candidates: list[Candidate]) -> None:
+        if seq != self._waiting_seq:
+            return  # the list changed here since this read began: the read is stale
         keep = self._selected_ids(self.pending_table)
-        self.pending.set_rows(snap.pending)
-        self.recent.set_rows(snap.recent)
-        self.journal.set_rows(snap.journal)
-        self.observations.set_rows(snap.observations)
+        self.pending.set_rows(WaitingRow(c, self._summaries.get(c.id)) for c in candidates)
         self._update_tab_titles()
         self._reselect(keep)
-        if not snap.pending:
+        if not candidates:
             self._clear_detail("Nothing is waiting for your review.")
+        self.waiting_loaded.emit()
+        missing = [c.id for c in candidates if c.id not in self._summaries]
+        uow = self._ctx.uow
+        for i in range(0, len(missing), SUMMARY_BATCH):
+            batch = missing[i : i + SUMMARY_BATCH]
+            self.ops.run(
+                lambda b=batch: review_views.evidence_summaries(uow, b), self._on_summaries, priority=FILL
+            )
+
+    def _on_summaries(self, found: dict[int, EvidenceSummary]) -> None:
+        self._summaries.update(found)
+        changed = []
+        for i, row in enumerate(self.pending.rows):
+            if row.summary is None and row.candidate.id in found:
+                row.summary = found[row.candidate.id]
+                changed.append(i)
+        self.pending.refresh_rows(changed)
+
+    def _on_side_tabs(self, seq: int, side: SideTabs) -> None:
+        if seq < self._side_applied:
+            return  # an older read finished after a newer one
+        self._side_applied = seq
+        self.recent.set_rows(side.recent)
+        self.journal.set_rows(side.journal)
+        self.observations.set_rows(side.observations)
+        self._update_tab_titles()
         self.loaded.emit()
 
     def _update_tab_titles(self) -> None:
@@ -306,9 +342,11 @@ class ReviewWindow(QMainWindow):
         self._show_candidate(view)
         self._evidence_seq += 1
         seq, cid, uow = self._evidence_seq, view.candidate.id, self._ctx.uow
-        self.ops.run(lambda: queries.evidence(uow, cid), lambda items: self._on_evidence(seq, items))
+        self.ops.run(
+            lambda: queries.evidence(uow, cid), lambda items: self._on_evidence(seq, items), priority=SHOW
+        )
 
-    def _show_candidate(self, view: CandidateView) -> None:
+    def _show_candidate(self, view: WaitingRow) -> None:
         c = view.candidate
         weights = self._ctx.settings.weights()
         rows = "".join(
@@ -325,7 +363,7 @@ class ReviewWindow(QMainWindow):
             f" &middot; category {html.escape(c.category or 'none')}</p>"
             f"<table cellspacing=4>{rows}</table>"
             f"<p><i>{html.escape(c.reason or '')}</i></p>"
-            f"<p><b>Evidence ({view.evidence_count})</b></p>"
+            "<p><b>Evidence</b></p>"
         )
 
     def _on_evidence(self, seq: int, items: list[EvidenceItem]) -> None:
@@ -384,9 +422,12 @@ class ReviewWindow(QMainWindow):
         if self.tabs.currentIndex() != 0 or not ids:
             return
         first_row = self.pending.row_of(ids[0]) or 0
-        self.ops.run(lambda: _each(ids, fn), lambda out: self._on_decided(out, verb, first_row))
+        self.ops.run(
+            lambda: _each(ids, fn), lambda out: self._on_decided(out, verb, first_row), priority=DECIDE
+        )
 
     def _on_decided(self, out: Outcome, verb: str, first_row: int) -> None:
+        self._waiting_seq += 1
         self.pending.remove_keys(out.done)
         self._update_tab_titles()
         if self.pending.rows:
@@ -398,7 +439,7 @@ class ReviewWindow(QMainWindow):
             msg += " Not done: " + "; ".join(out.errors)
         self._say(msg.strip(), bad=bool(out.errors))
         self.changed.emit()
-        self._reload_side_tabs()
+        self._reload_side_tabs(FILL)
 
     def revert_selected(self) -> None:
         if self.tabs.currentIndex() != 1:
@@ -410,6 +451,7 @@ class ReviewWindow(QMainWindow):
         self.ops.run(
             lambda: _each(ids, lambda fid: review.revert_fact(uow, fid, now)),
             lambda out: self._on_reverted(out),
+            priority=DECIDE,
         )
 
     def _on_reverted(self, out: Outcome) -> None:
@@ -419,25 +461,43 @@ class ReviewWindow(QMainWindow):
 
     def undo(self) -> None:
         uow, now = self._ctx.uow, self._ctx.clock.now()
-        self.ops.run(lambda: review.undo(uow, now), self._on_undone)
 
-    def _on_undone(self, description: str) -> None:
+        def undo() -> tuple[str, Candidate | None]:
+            return review.undo(uow, now), review_views.undone_candidate(uow)
+
+        self.ops.run(undo, self._on_undone, priority=DECIDE)
+
+    def _on_undone(self, result: tuple[str, Candidate | None]) -> None:
+        description, candidate = result
         self._say(f"Undone: {description}.")
-        self.changed.emit()
-        self.reload()
-
-    def _reload_side_tabs(self) -> None:
-        uow, now = self._ctx.uow, self._ctx.clock.now()
-
-        def read() -> tuple[list[FactView], list[Revision]]:
-            return queries.recent_facts(uow, now), list(reversed(queries.journal(uow, JOURNAL_LIMIT)))
-
-        def show(result: tuple[list[FactView], list[Revision]]) -> None:
-            self.recent.set_rows(result[0])
-            self.journal.set_rows(result[1])
+        if candidate is not None and self.pending.row_of(candidate.id) is None:
+            self._waiting_seq += 1
+            row = self.pending.insert_sorted(WaitingRow(candidate, self._summaries.get(candidate.id)))
             self._update_tab_titles()
+            self._select_rows(self.pending_table, [row])
+            if candidate.id not in self._summaries:
+                uow = self._ctx.uow
+                self.ops.run(
+                    lambda: review_views.evidence_summaries(uow, [candidate.id]),
+                    self._on_summaries,
+                    read=True,
+                )
+        self.changed.emit()
+        self._reload_side_tabs(FILL)
 
-        self.ops.run(read, show)
+    def _reload_side_tabs(self, priority: int) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+        self._side_seq += 1
+        seq = self._side_seq
+
+        def side() -> SideTabs:
+            return SideTabs(
+                review_views.recent_facts(uow, now),
+                list(reversed(queries.journal(uow, JOURNAL_LIMIT))),
+                queries.observations(uow),
+            )
+
+        self.ops.run(side, lambda tabs: self._on_side_tabs(seq, tabs), priority=priority, read=True)
 
     # --- feedback -----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from persona_desktop.errors import PersonaError
-from persona_desktop.services import queries
+from persona_desktop.services import review_views
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
@@ -150,10 +150,9 @@ class Shell(QObject):
 
     def refresh_counts(self) -> None:
         uow = self.ctx.uow
-        self.ops.run(lambda: queries.counts(uow), self._on_counts)
+        self.ops.run(lambda: review_views.pending_count(uow), self._on_count)
 
-    def _on_counts(self, counts: dict[str, int]) -> None:
-        pending = int(counts.get("pending", 0))
+    def _on_count(self, pending: int) -> None:
         if pending != self.pending:
             self.pending = pending
             self._on_state_inputs()

@@ -6,6 +6,7 @@ are removed in place (no reset) when the owner decides on them.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -75,6 +76,21 @@ class RecordTableModel(QAbstractTableModel, Generic[T]):
             if self._key(r) == key:
                 return i
         return None
+
+    def insert_sorted(self, record: T) -> int:
+        """Insert keeping rows in key order (as the store lists them); returns the row."""
+        key = self._key(record)
+        pos = bisect.bisect_left([self._key(r) for r in self.rows], key)
+        self.beginInsertRows(QModelIndex(), pos, pos)
+        self.rows.insert(pos, record)
+        self.endInsertRows()
+        return pos
+
+    def refresh_rows(self, rows: Iterable[int]) -> None:
+        """Repaint rows whose records changed in place."""
+        last = len(self.columns) - 1
+        for r in rows:
+            self.dataChanged.emit(self.index(r, 0), self.index(r, last))
 
     def remove_keys(self, keys: Iterable[int]) -> int:
         """Remove rows by key, in contiguous runs from the bottom up; returns how many."""
