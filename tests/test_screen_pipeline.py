@@ -182,6 +182,35 @@ def test_change_detector_costs_little_and_finds_the_band() -> None:
     assert (left, right) == (0, 1920) and top <= 700 and bottom >= 705 and bottom - top <= 2 * 32 + 2 * 12
 
 
+def test_scrolled_and_switched_back_content_is_not_read_again() -> None:
+    det = ChangeDetector()
+    rng = np.random.default_rng(2)
+    doc = rng.integers(0, 255, (1400, 800, 4), dtype=np.uint8)
+    other = rng.integers(0, 255, (600, 800, 4), dtype=np.uint8)
+    assert det.compare("m1", doc[:600].copy()).full
+    scrolled = det.compare("m1", doc[90:690].copy())  # scrolled by 90 rows
+    assert scrolled.changed and not scrolled.full
+    [(_, top, _, bottom)] = scrolled.bands
+    assert top >= 600 - 90 - 32 - 12 and bottom == 600  # only the rows that came into view
+    assert det.compare("m1", other.copy()).full  # another app, full screen
+    back = det.compare("m1", doc[90:690].copy())  # and back again
+    assert back.changed and back.bands == () and not back.full
+
+
+def test_scrolling_a_document_reads_only_the_new_lines(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    doc = [f"Paragraph {n} of the travel plan for {w}" for n, w in enumerate(
+        ["Lisbon", "Porto", "Madrid", "Seville", "Valencia", "Bilbao", "Girona", "Malaga"], start=1)]  # fmt: skip
+    first = pipe.process(frame(doc[:5]), [], clock.now())
+    assert [f.text for f in first.fragments] == doc[:5]
+    calls = len(ocr.shapes)
+    clock.advance(10)
+    scrolled = pipe.process(frame(doc[2:7]), [], clock.now())  # two lines up, two new at the bottom
+    assert [f.text for f in scrolled.fragments] == doc[5:7]
+    assert all(h < SIZE[1] / 2 for h, *_ in ocr.shapes[calls:])
+
+
 def test_pause_state_expires() -> None:
     clock = StepClock()
     pause = PauseState()

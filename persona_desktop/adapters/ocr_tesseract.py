@@ -18,7 +18,7 @@ from PIL import Image
 from persona_desktop.capture.screen_ports import Box, OcrLine, OcrWord, Pixels
 from persona_desktop.errors import CaptureUnavailableError, ImportFormatError
 
-SMALL_TEXT_PX = 16  # median word height under which the image is read again at 2x
+SMALL_TEXT_PX = 12  # median word box height (px) under which the image is read again at 2x
 
 
 def _lang_package(code: str) -> str:

@@ -1,9 +1,15 @@
-"""Change detection before OCR: an unchanged frame costs one array compare, a changed one
-yields the horizontal bands (full-width, since text runs along rows) that need OCR.
+"""Change detection before OCR.
+
+An unchanged frame costs one array compare. For a changed one, every pixel row is cut
+into cells 64 px wide and each cell is hashed; a row whose cells were all seen in one
+of the last frames (at any height, in the same column) holds content already read:
+scrolled text, or a window switched back to. Only the other rows are returned, as
+full-width bands (text runs along rows), for OCR.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,48 +17,71 @@ import numpy.typing as npt
 
 from persona_desktop.capture.screen_ports import Box, Pixels
 
-TILE = 32
-MARGIN = 12
+TILE = 32  # band granularity in pixel rows
+MARGIN = 12  # pixel rows added above and below a band, so a line is not cut
+STRIP = 64  # cell width in pixels
+HISTORY = 12  # frames whose cells count as already read
 FULL_FRAME_FRACTION = 0.5
+
+_rng = np.random.default_rng(0x5C4EE7)
+_WEIGHTS = _rng.integers(1, 2**63, size=STRIP, dtype=np.uint64) | np.uint64(1)
+_COLUMN_SALT = np.uint64(0x9E3779B97F4A7C15)
+
+U64 = npt.NDArray[np.uint64]
+Rows = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
     changed: bool
-    full: bool  # first frame, resolution change, or most of the frame changed
+    full: bool  # first frame, resolution change, or most of the frame is new
     bands: tuple[Box, ...]  # where to OCR, in frame pixels; the whole frame when `full`
-    fraction: float  # of tile rows that changed
+    fraction: float  # of pixel rows holding new content
 
     @property
     def unchanged(self) -> bool:
         return not self.changed
 
 
-def _as_words(pixels: Pixels) -> npt.NDArray[np.generic]:
-    """One comparable value per pixel: BGRA as uint32, else the pixel rows as they are."""
-    if pixels.ndim == 3 and pixels.shape[2] == 4 and pixels.flags.c_contiguous:
-        return pixels.view(np.uint32).reshape(pixels.shape[0], pixels.shape[1])
-    return pixels
+def _words(pixels: Pixels) -> npt.NDArray[np.uint32]:
+    """One 24-bit value per pixel (BGRA's undefined alpha byte masked off)."""
+    if pixels.ndim == 2:
+        return pixels.astype(np.uint32)
+    if pixels.shape[2] == 4:
+        flat = np.ascontiguousarray(pixels).view(np.uint32).reshape(pixels.shape[:2])
+        return flat & np.uint32(0x00FFFFFF)
+    c = pixels.astype(np.uint32)
+    return c[:, :, 0] | (c[:, :, 1] << np.uint32(8)) | (c[:, :, 2] << np.uint32(16))
 
 
-def changed_rows(prev: Pixels, cur: Pixels, tile: int = TILE) -> npt.NDArray[np.bool_] | None:
-    """Which tile rows (bands of `tile` pixel rows) changed, or None when nothing did."""
-    if np.array_equal(prev, cur):  # the common case, and the cheapest test
+def diff_rows(prev: Pixels, cur: Pixels) -> Rows | None:
+    """Which pixel rows differ, or None when nothing did (the cheap, common case)."""
+    if np.array_equal(prev, cur):
         return None
-    a, b = _as_words(prev), _as_words(cur)
-    # for BGRA, ignore X11's undefined alpha byte
-    diff = (np.bitwise_xor(a, b) & 0x00FFFFFF) != 0 if a.dtype == np.uint32 else a != b
-    while diff.ndim > 1:
-        diff = diff.any(axis=-1)
-    if not diff.any():
-        return None
-    rows: npt.NDArray[np.bool_] = np.logical_or.reduceat(diff, np.arange(0, diff.shape[0], tile))
-    return rows
+    rows: Rows = (_words(prev) != _words(cur)).any(axis=1)
+    return rows if rows.any() else None
 
 
-def bands_of(rows: npt.NDArray[np.bool_], height: int, width: int, tile: int = TILE) -> list[Box]:
+def cell_hashes(pixels: Pixels) -> U64:
+    """A (rows x cells) hash of each 64-px piece of each pixel row, salted by column."""
+    words = _words(pixels).astype(np.uint64)
+    h, w = words.shape
+    n = w // STRIP
+    parts = [(words[:, : n * STRIP].reshape(h, n, STRIP) * _WEIGHTS).sum(axis=2, dtype=np.uint64)]
+    if w % STRIP:
+        rest = words[:, n * STRIP :]
+        parts.append((rest * _WEIGHTS[: rest.shape[1]]).sum(axis=1, dtype=np.uint64)[:, None])
+    hashes = np.concatenate(parts, axis=1) if len(parts) > 1 else parts[0]
+    salt = np.arange(hashes.shape[1], dtype=np.uint64) * _COLUMN_SALT
+    out: U64 = hashes ^ salt
+    return out
+
+
+def bands_of(rows: Rows, height: int, width: int, tile: int = TILE) -> list[Box]:
+    """Full-width bands covering the tile rows in which any pixel row is flagged."""
+    tiles = np.logical_or.reduceat(rows, np.arange(0, rows.shape[0], tile))
     bands: list[Box] = []
-    for r in np.flatnonzero(rows):
+    for r in np.flatnonzero(tiles):
         top = max(0, int(r) * tile - MARGIN)
         bottom = min(height, (int(r) + 1) * tile + MARGIN)
         if bands and top <= bands[-1][3]:
@@ -63,32 +92,45 @@ def bands_of(rows: npt.NDArray[np.bool_], height: int, width: int, tile: int = T
 
 
 class ChangeDetector:
-    """Remembers the last frame per key (a monitor) and reports what changed since."""
+    """Remembers, per key (a monitor), the last frame and the cells of recent frames."""
 
-    def __init__(self, tile: int = TILE, full_fraction: float = FULL_FRAME_FRACTION) -> None:
-        self._tile = tile
+    def __init__(self, history: int = HISTORY, full_fraction: float = FULL_FRAME_FRACTION) -> None:
         self._full_fraction = full_fraction
+        self._history_len = history
         self._last: dict[str, Pixels] = {}
+        self._seen: dict[str, deque[U64]] = {}
 
     def forget(self, key: str | None = None) -> None:
         if key is None:
             self._last.clear()
+            self._seen.clear()
         else:
             self._last.pop(key, None)
+            self._seen.pop(key, None)
 
     def compare(self, key: str, pixels: Pixels) -> Change:
         prev = self._last.get(key)
         self._last[key] = pixels
         h, w = pixels.shape[:2]
         whole: Box = (0, 0, w, h)
+        seen = self._seen.setdefault(key, deque(maxlen=self._history_len))
         if prev is None or prev.shape != pixels.shape:
+            seen.clear()
+            seen.append(np.unique(cell_hashes(pixels)))
             return Change(True, True, (whole,), 1.0)
-        rows = changed_rows(prev, pixels, self._tile)
-        if rows is None:
+        if diff_rows(prev, pixels) is None:
             return Change(False, False, (), 0.0)
-        fraction = float(rows.mean())
-        bands = bands_of(rows, h, w, self._tile)
-        covered = sum(b[3] - b[1] for b in bands)
-        if covered >= self._full_fraction * h:
+        cells = cell_hashes(pixels)
+        known = np.zeros(cells.shape, dtype=bool)
+        for table in seen:  # sorted unique hashes of one earlier frame
+            idx = np.searchsorted(table, cells).clip(max=table.shape[0] - 1)
+            known |= table[idx] == cells
+        new_rows: Rows = ~known.all(axis=1)
+        seen.append(np.unique(cells))
+        fraction = float(new_rows.mean())
+        if not new_rows.any():
+            return Change(True, False, (), 0.0)  # moved, not new: nothing to read
+        bands = bands_of(new_rows, h, w)
+        if sum(b[3] - b[1] for b in bands) >= self._full_fraction * h:
             return Change(True, True, (whole,), fraction)
         return Change(True, False, tuple(bands), fraction)

@@ -41,7 +41,7 @@ class CaptureResult:
     """What one monitor's frame gave; `source` is None when nothing is to be stored."""
 
     monitor: int
-    status: str  # unchanged | excluded | ocr
+    status: str  # unchanged | known | excluded | ocr
     source: SourceInfo | None = None
     fragments: list[NewFragment] = field(default_factory=list)
     lines_read: int = 0
@@ -139,6 +139,8 @@ class ScreenPipeline:
         forced = force or last is None or at - last >= self.max_gap
         if change.unchanged and not forced:
             return CaptureResult(mon.index, "unchanged")
+        if not (forced or change.full or change.bands):
+            return CaptureResult(mon.index, "known")  # content moved (scrolled, switched back): read before
         full: Box = (0, 0, pixels.shape[1], pixels.shape[0])
         bands = (full,) if forced or change.full else change.bands
         self._last_ocr[mon.index] = at
