@@ -136,6 +136,7 @@ def test_max_iterations_stops_a_looping_reviewer(runtime: Runtime, ollama_server
     assert len(ollama_server.chat_bodies()) - before == 3
     with runtime.uow.read() as uow:
         assert uow.candidates.count() == 1  # the same statement again adds to one candidate
+    assert outcome.summary() == "Memory review: 1 fact proposed"
     assert _journal(runtime, "review.finished")[-1]["status"] == "stopped"
 
 

@@ -393,10 +393,9 @@ class TurnReview:
             return f"Not proposed: {exc}"
         if verdict is Verdict.DROP:
             outcome.dropped += 1
-        else:
+        elif candidate_id not in outcome.candidate_ids:  # the same proposal again is not news
             outcome.proposed[name] += 1
-            if candidate_id not in outcome.candidate_ids:
-                outcome.candidate_ids.append(candidate_id)
+            outcome.candidate_ids.append(candidate_id)
             if verdict is Verdict.APPLY:
                 outcome.applied += 1
         return text

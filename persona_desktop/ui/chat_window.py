@@ -1,0 +1,411 @@
+"""The chat window: talk with the assistant, streamed and cancellable, with the turn review alongside.
+
+The answer streams from a `StreamWorker` (a QThread iterating the Qt-free
+`ChatSession.ask` generator with a cancel flag). When the counters say a review is
+due, a `ReviewWorker` runs it on a snapshot of the conversation in its own
+QThread: never blocking the chat, at most one at a time, cancelled once it
+outlives `review.timeout_seconds`. Its summary goes out through `review_summary`
+for the tray; a failing review is logged and reported once until one succeeds.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from persona_desktop.errors import PersonaError
+from persona_desktop.services.chat import ChatMessage, ChatSession, TurnOutcome, system_prompt
+from persona_desktop.services.markdown_export import export_if_enabled
+from persona_desktop.services.sleep_cycle import SleepConfig
+from persona_desktop.services.turn_review import (
+    ReviewConfig,
+    ReviewKind,
+    ReviewOutcome,
+    TurnCounter,
+    TurnReview,
+    make_snapshot,
+)
+from persona_desktop.ui.context import UiContext
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER = "Write to Persona... (Enter sends, Shift+Enter starts a new line)"
+
+
+class StreamWorker(QThread):
+    """One turn: stores the owner's message, streams the answer, stores it."""
+
+    piece = Signal(str)
+    outcome = Signal(object)  # TurnOutcome
+    failed = Signal(str)
+
+    def __init__(self, session: ChatSession, text: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._session = session
+        self._text = text
+        self._cancel = False
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    def cancelled(self) -> bool:
+        return self._cancel
+
+    def run(self) -> None:
+        try:
+            gen = self._session.ask(self._text, self.cancelled)
+            while True:
+                try:
+                    chunk = next(gen)
+                except StopIteration as stop:
+                    self.outcome.emit(stop.value)
+                    return
+                self.piece.emit(chunk)
+        except PersonaError as exc:  # the store refused the message: say so, keep the window
+            self.failed.emit(str(exc))
+        except Exception as exc:  # a bug; say so instead of dying silently in a thread
+            log.exception("the chat turn crashed")
+            self.failed.emit(f"the chat crashed: {type(exc).__name__}: {exc}")
+
+
+@dataclass(frozen=True)
+class ReviewJob:
+    conversation_id: str
+    messages: tuple[ChatMessage, ...]
+    kind: ReviewKind
+    config: ReviewConfig
+    sleep: SleepConfig
+    include_observations: bool
+
+
+class ReviewWorker(QThread):
+    outcome = Signal(object)  # ReviewOutcome
+    failed = Signal(str)
+
+    def __init__(self, ctx: UiContext, job: ReviewJob, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ctx = ctx
+        self.job = job
+        self._cancel = False
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    def cancelled(self) -> bool:
+        return self._cancel
+
+    def run(self) -> None:
+        job, ctx = self.job, self._ctx
+        try:
+            prompt = system_prompt(ctx.uow, job.include_observations)
+            snapshot = make_snapshot(job.conversation_id, prompt, job.messages)
+            review = TurnReview(ctx.uow, ctx.llm(), ctx.clock, job.config, job.sleep)  # type: ignore[arg-type]
+            outcome = review.run(snapshot, job.kind, self.cancelled)
+            if outcome.applied:
+                export_if_enabled(ctx.settings, ctx.uow, ctx.clock.now())
+            self.outcome.emit(outcome)
+        except PersonaError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:
+            log.exception("the turn review crashed")
+            self.failed.emit(f"the review crashed: {type(exc).__name__}: {exc}")
+
+
+class _Input(QPlainTextEdit):
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        if enter and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
+@dataclass
+class _Line:
+    role: str  # owner | assistant | error
+    text: str
+    note: str = ""
+
+
+class ChatWindow(QWidget):
+    turn_finished = Signal(object)  # TurnOutcome
+    review_started = Signal(str)  # the kind
+    review_finished = Signal(object)  # ReviewOutcome
+    review_summary = Signal(str)  # "Memory review: 1 fact proposed", for the tray
+    review_failed = Signal(str)  # once, until a review succeeds again
+    warning = Signal(str)  # e.g. an unreadable prompt override
+
+    def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setWindowTitle("Chat with Persona")
+        self.resize(640, 720)
+        self.session = ChatSession(
+            ctx.uow,
+            ctx.llm,  # type: ignore[arg-type]
+            ctx.clock,
+            include_observations=bool(ctx.settings.get("chat.include_observations")),
+        )
+        self.counter = TurnCounter(ReviewConfig.from_settings(ctx.settings))
+        self.stream: StreamWorker | None = None
+        self.reviewer: ReviewWorker | None = None
+        self.lines: list[_Line] = []
+        self.skipped_reviews = 0
+        self._failure_reported = False
+        self._warned: set[str] = set()
+        self._review_timer = QTimer(self)
+        self._review_timer.setSingleShot(True)
+        self._review_timer.timeout.connect(self.cancel_review)
+        self._build()
+
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        self.banner = QLabel()
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet(
+            "QLabel { background: #fff4ce; color: #5c4400; border: 1px solid #e0c060; padding: 6px; }"
+        )
+        self.banner.hide()
+        layout.addWidget(self.banner)
+        self.transcript = QTextBrowser()
+        self.transcript.setOpenExternalLinks(False)
+        layout.addWidget(self.transcript, 1)
+        self.status = QLabel(self._idle_status())
+        self.status.setStyleSheet("QLabel { color: #555; }")
+        layout.addWidget(self.status)
+        row = QHBoxLayout()
+        self.input = _Input()
+        self.input.setPlaceholderText(PLACEHOLDER)
+        self.input.setFixedHeight(72)
+        self.input.submitted.connect(self.send)
+        row.addWidget(self.input, 1)
+        buttons = QVBoxLayout()
+        self.send_button = QPushButton("Send")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the answer; what came so far is kept")
+        self.stop_button.clicked.connect(self.cancel)
+        self.stop_button.setEnabled(False)
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        row.addLayout(buttons)
+        layout.addLayout(row)
+        self._render()
+
+    def _idle_status(self) -> str:
+        model = str(self.ctx.settings.get("ollama.model"))
+        review = "memory review on" if self.ctx.settings.get("review.enabled") else "memory review off"
+        return f"Model {model}; {review}."
+
+    # --- the conversation ---------------------------------------------------------------
+
+    def is_streaming(self) -> bool:
+        return self.stream is not None and not self.stream.isFinished()
+
+    def send(self, text: str | None = None) -> bool:
+        """Send `text` (or what is typed); False when nothing was sent."""
+        if self.is_streaming():
+            return False
+        body = (text if text is not None else self.input.toPlainText()).strip()
+        if not body:
+            return False
+        self.input.clear()
+        self.session.include_observations = bool(self.ctx.settings.get("chat.include_observations"))
+        self.lines.append(_Line("owner", body))
+        self.lines.append(_Line("assistant", "", "..."))
+        worker = StreamWorker(self.session, body, self)
+        worker.piece.connect(self._on_piece)
+        worker.outcome.connect(self._on_outcome)
+        worker.failed.connect(self._on_stream_failed)
+        worker.finished.connect(self._on_stream_thread_finished)
+        self.stream = worker
+        self.send_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self.status.setText("Persona is answering...")
+        self._render()
+        worker.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.stream is not None:
+            self.stream.cancel()
+            self.status.setText("Stopping...")
+
+    def _on_piece(self, piece: str) -> None:
+        line = self.lines[-1]
+        line.text += piece
+        line.note = ""
+        self._render()
+
+    def _on_outcome(self, outcome: TurnOutcome) -> None:
+        line = self.lines[-1]
+        if outcome.reply is None:
+            self.lines.pop()
+        else:
+            line.text = outcome.reply.text
+            line.note = "stopped" if outcome.cancelled else ""
+        if outcome.error:
+            self.lines.append(_Line("error", f"The assistant could not answer: {outcome.error}"))
+        self._render()
+        self.turn_finished.emit(outcome)
+        self._after_owner_turn(outcome.owner.text)
+
+    def _on_stream_failed(self, message: str) -> None:
+        if self.lines and self.lines[-1].role == "assistant" and not self.lines[-1].text:
+            self.lines.pop()
+        self.lines.append(_Line("error", message))
+        self._render()
+
+    def _on_stream_thread_finished(self) -> None:
+        # one stream at a time: the finished one is ours (sender() is not reliable across threads)
+        if self.stream is not None and self.stream.isFinished():
+            self.stream.deleteLater()
+            self.stream = None
+        self.send_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+        if self.reviewer is None:
+            self.status.setText(self._idle_status())
+        self.input.setFocus()
+
+    # --- the turn review ----------------------------------------------------------------
+
+    def _after_owner_turn(self, text: str) -> None:
+        config = ReviewConfig.from_settings(self.ctx.settings)
+        self.counter.config = config
+        if not config.enabled:
+            return
+        kind = self.counter.owner_turn(text)
+        if kind is not None:
+            self.start_review(kind, config)
+
+    def is_reviewing(self) -> bool:
+        return self.reviewer is not None and not self.reviewer.isFinished()
+
+    def start_review(self, kind: ReviewKind, config: ReviewConfig | None = None) -> bool:
+        """Review a snapshot of the conversation now; False when one is already running."""
+        if self.is_reviewing():
+            self.skipped_reviews += 1
+            log.info("a review is still running; the %s review of this turn is skipped", kind.value)
+            return False
+        cfg = config or ReviewConfig.from_settings(self.ctx.settings)
+        job = ReviewJob(
+            self.session.id,
+            tuple(self.session.conversation.messages),
+            kind,
+            cfg,
+            SleepConfig.from_settings(self.ctx.settings),
+            bool(self.ctx.settings.get("chat.include_observations")),
+        )
+        worker = ReviewWorker(self.ctx, job, self)
+        worker.outcome.connect(self._on_review_outcome)
+        worker.failed.connect(self._on_review_failed)
+        worker.finished.connect(self._on_review_thread_finished)
+        self.reviewer = worker
+        self._review_timer.start(int(cfg.timeout_s * 1000))
+        worker.start()
+        self.review_started.emit(kind.value)
+        if not self.is_streaming():
+            self.status.setText(f"{kind.value.capitalize()} review running in the background...")
+        return True
+
+    def cancel_review(self) -> None:
+        if self.reviewer is not None:
+            self.reviewer.cancel()
+
+    def _on_review_outcome(self, outcome: ReviewOutcome) -> None:
+        for text in outcome.warnings:
+            self._warn(text)
+        if outcome.error:
+            self._on_review_failed(outcome.error)
+        else:
+            self._failure_reported = False
+            if outcome.status != "done":
+                log.info("the %s review ended: %s", outcome.kind.value, outcome.status)
+        summary = outcome.summary()
+        if summary:
+            self.review_summary.emit(summary)
+        self.review_finished.emit(outcome)
+
+    def _on_review_failed(self, message: str) -> None:
+        log.warning("the turn review failed: %s", message)
+        if self._failure_reported:
+            return
+        self._failure_reported = True
+        self.review_failed.emit(message)
+
+    def _warn(self, text: str) -> None:
+        if text in self._warned:
+            return
+        self._warned.add(text)
+        log.warning("%s", text)
+        self.banner.setText("\n".join(sorted(self._warned)))
+        self.banner.show()
+        self.warning.emit(text)
+
+    def _on_review_thread_finished(self) -> None:
+        if self.reviewer is not None and self.reviewer.isFinished():
+            self.reviewer.deleteLater()
+            self.reviewer = None
+            self._review_timer.stop()
+        if not self.is_streaming():
+            self.status.setText(self._idle_status())
+
+    # --- rendering and lifetime ---------------------------------------------------------
+
+    def _render(self) -> None:
+        parts = [
+            "<p style='color:#666'>Persona knows the facts you approved. What you write here is kept as "
+            "a chat message; a background review may <i>propose</i> memories, which wait for you in "
+            "the review window.</p>"
+        ]
+        for line in self.lines:
+            text = html.escape(line.text).replace("\n", "<br>")
+            if line.role == "owner":
+                parts.append(
+                    "<table width='100%' cellpadding='8'><tr><td align='right'>"
+                    f"<b>You</b><br>{text}</td></tr></table>"
+                )
+            elif line.role == "assistant":
+                note = f" <i style='color:#888'>({html.escape(line.note)})</i>" if line.note else ""
+                parts.append(
+                    "<table width='100%' cellpadding='8' bgcolor='#eef3fb'><tr><td>"
+                    f"<b>Persona</b>{note}<br>{text}</td></tr></table>"
+                )
+            else:
+                parts.append(f"<p style='color:#a00000'>{text}</p>")
+        self.transcript.setHtml("".join(parts))
+        bar = self.transcript.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def shutdown(self, wait_ms: int = 5000) -> bool:
+        """Stop the answer and the review; True when no thread is left running."""
+        self._review_timer.stop()
+        clean = True
+        for worker in (self.stream, self.reviewer):
+            if worker is not None:
+                worker.cancel()
+                clean &= worker.wait(wait_ms)
+        if clean:
+            self._on_stream_thread_finished()
+            self._on_review_thread_finished()
+        return clean
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.cancel()
+        super().closeEvent(event)

@@ -1,0 +1,159 @@
+"""The chat window (pytest-qt, offscreen): type, stream, cancel, review in the background, no leaks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtCore import Qt, QThreadPool
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.ui.chat_window import ChatWindow
+from persona_desktop.ui.context import UiContext
+from tests.chat_support import by_kind, use_server
+from tests.ollama_server import OllamaServer, reply
+from tests.ui_support import ui_ctx
+
+__all__ = ["ui_ctx"]
+
+TIMEOUT = 10_000
+
+
+@pytest.fixture
+def window(
+    runtime: Runtime, ollama_server: OllamaServer, ui_ctx: UiContext, qtbot: QtBot
+) -> Iterator[ChatWindow]:
+    use_server(runtime, ollama_server)
+    w = ChatWindow(ui_ctx)
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    assert w.shutdown(wait_ms=20_000)
+    qtbot.waitUntil(lambda: w.stream is None and w.reviewer is None, timeout=TIMEOUT)
+    assert QThreadPool.globalInstance().activeThreadCount() == 0
+
+
+def _type_and_send(qtbot: QtBot, w: ChatWindow, text: str) -> None:
+    w.input.setFocus()
+    qtbot.keyClicks(w.input, text)
+    with qtbot.waitSignal(w.turn_finished, timeout=TIMEOUT):
+        qtbot.keyClick(w.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: w.stream is None, timeout=TIMEOUT)
+
+
+def test_typing_streams_the_answer_into_the_transcript(
+    window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    ollama_server.reply("", chunks=["Hello ", "Ann, ", "green tea it is."], chunk_delay=0.05)
+    pieces: list[str] = []
+    window.input.setFocus()
+    qtbot.keyClicks(window.input, "I only drink green tea")
+    qtbot.keyClick(window.input, Qt.Key.Key_Return)
+    assert window.stream is not None
+    window.stream.piece.connect(pieces.append)
+    assert not window.send_button.isEnabled() and window.stop_button.isEnabled()
+    qtbot.waitUntil(lambda: window.stream is None, timeout=TIMEOUT)
+    assert "".join(pieces).endswith("green tea it is.")
+    text = window.transcript.toPlainText()
+    assert "I only drink green tea" in text and "Hello Ann, green tea it is." in text
+    assert window.input.toPlainText() == ""
+    assert window.send_button.isEnabled() and not window.stop_button.isEnabled()
+    assert [m.role for m in window.session.conversation.messages] == ["owner", "assistant"]
+
+
+def test_stop_cancels_the_answer_and_keeps_what_came(
+    window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    ollama_server.reply("", chunks=[f"word{i} " for i in range(200)], chunk_delay=0.05)
+    window.send("count to two hundred")
+    qtbot.waitUntil(lambda: "word2" in window.transcript.toPlainText(), timeout=TIMEOUT)
+    with qtbot.waitSignal(window.turn_finished, timeout=TIMEOUT) as got:
+        qtbot.mouseClick(window.stop_button, Qt.MouseButton.LeftButton)
+    outcome = got.args[0]
+    assert outcome.cancelled and outcome.reply is not None
+    assert 2 < len(outcome.reply.text.split()) < 200
+    assert "(stopped)" in window.transcript.toPlainText()
+    qtbot.waitUntil(lambda: window.stream is None, timeout=TIMEOUT)
+    assert window.send_button.isEnabled()
+
+
+def test_a_failing_model_is_reported_and_the_chat_goes_on(
+    window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    ollama_server.fail(500, "the runner crashed")
+    ollama_server.reply("Back again.")
+    _type_and_send(qtbot, window, "hello?")
+    assert "could not answer" in window.transcript.toPlainText()
+    _type_and_send(qtbot, window, "hello again")
+    assert "Back again." in window.transcript.toPlainText()
+
+
+def test_the_review_runs_in_the_background_and_its_summary_reaches_the_tray(
+    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=2)
+    first_ref = f"chat:assistant:{window.session.id}:0"
+    review_turns: list[int] = []
+
+    def respond(body):  # type: ignore[no-untyped-def]
+        if not body.get("tools"):
+            return reply("Okay.")
+        review_turns.append(len(body["messages"]))
+        if len(review_turns) > 1:
+            return reply("Done.")
+        return reply(
+            "", tool_calls=[("propose_fact", {"statement": "The owner is a nurse", "refs": [first_ref]})]
+        )
+
+    ollama_server.default = respond
+    summaries: list[str] = []
+    window.review_summary.connect(summaries.append)
+    _type_and_send(qtbot, window, "I work as a nurse")
+    assert window.reviewer is None
+    with qtbot.waitSignal(window.review_finished, timeout=TIMEOUT):
+        _type_and_send(qtbot, window, "night shifts mostly")
+        assert window.is_reviewing() or summaries  # started right after the turn
+    qtbot.waitUntil(lambda: window.reviewer is None, timeout=TIMEOUT)
+    assert summaries == ["Memory review: 1 fact proposed"]
+    assert len(review_turns) == 2  # one tool round, then the model was done
+
+
+def test_a_failing_review_is_reported_once_and_the_chat_goes_on(
+    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=1)
+
+    def respond(body):  # type: ignore[no-untyped-def]
+        from tests.ollama_server import error
+
+        return error(500, "review model crashed") if body.get("tools") else reply("Fine.")
+
+    ollama_server.default = respond
+    failures: list[str] = []
+    window.review_failed.connect(failures.append)
+    for text in ("one", "two", "three"):
+        with qtbot.waitSignal(window.review_finished, timeout=TIMEOUT):
+            _type_and_send(qtbot, window, text)
+        qtbot.waitUntil(lambda: window.reviewer is None, timeout=TIMEOUT)
+    assert len(failures) == 1 and "review model crashed" in failures[0]
+    assert window.transcript.toPlainText().count("Fine.") == 3
+
+
+def test_a_bad_prompt_path_shows_a_visible_warning(
+    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    use_server(
+        runtime,
+        ollama_server,
+        review__enabled=True,
+        review__memory_interval=1,
+        review__memory_prompt_path=str(tmp_path / "missing.md"),
+    )
+    ollama_server.default = by_kind("Sure.")
+    warnings: list[str] = []
+    window.warning.connect(warnings.append)
+    with qtbot.waitSignal(window.review_finished, timeout=TIMEOUT):
+        _type_and_send(qtbot, window, "remember that I hate olives")
+    assert len(warnings) == 1 and "missing.md" in warnings[0]
+    assert window.banner.isVisible() and "built-in memory prompt" in window.banner.text()
