@@ -37,7 +37,11 @@ def test_ingest_screen_images_bad_file_reported_others_stored(cli: Cli, tmp_path
         assert f["kind"] == "screen" and f["author"] == "unknown" and f["trust"] == "untrusted"
         assert f["ref"].startswith(f"scr:{f['locator']['capture_id']}:m0:l")
         assert len(f["locator"]["bbox"]) == 4 and f["locator"]["conf"] > 50
-        assert f["locator"]["file"].endswith((".png", ".jpg"))
+        assert f["locator"]["crop_bbox"] == f["locator"]["bbox"]  # the image file is the crop
+        assert (
+            f["locator"]["file"].endswith((".png", ".jpg"))
+            and f["locator"]["image_path"] == f["locator"]["file"]
+        )
     assert "4111" not in res.out + str(frags)
 
     # the same content again, even under another name: same refs, nothing new

@@ -76,7 +76,13 @@ def test_first_frame_gives_one_fragment_per_line_with_provenance(ocr: CountingOc
         loc = f.locator
         assert loc["monitor"] == 1 and loc["conf"] > 80
         assert loc["window"] == {"title": "Report.odt - LibreOffice", "app": "libreoffice"}
-        assert contains(loc["bbox"], (words[0][1][0], words[0][1][1], words[-1][1][2], words[-1][1][3]))
+        x, y, w, h = loc["bbox"]  # left, top, width, height
+        assert contains(
+            (x, y, x + w, y + h), (words[0][1][0], words[0][1][1], words[-1][1][2], words[-1][1][3])
+        )
+        for word, (_, drawn) in zip(loc["words"], words, strict=True):
+            wx, wy, ww, wh = word["bbox"]
+            assert contains((wx, wy, wx + ww, wy + wh), drawn)
         assert [w["text"] for w in loc["words"]] == f.text.split()
         assert loc["image"] is None  # screenshots are not kept by default
 
@@ -154,6 +160,14 @@ def test_card_number_is_redacted_in_text_and_in_the_kept_image(ocr: CountingOcr,
     assert "4111" not in str(card.locator)
     image = card.locator["image"]
     assert image is not None and Path(image["path"]).is_file()
+    assert card.locator["crop_path"] == image["path"]
+    cx, cy, cw, ch = card.locator["crop_bbox"]  # the line, in the kept crop's pixels
+    bx, by, bw, bh = card.locator["bbox"]
+    assert (cw, ch) == (round(bw * image["scale"]), round(bh * image["scale"]))
+    assert (cx, cy) == (
+        round((bx - image["box"][0]) * image["scale"]),
+        round((by - image["box"][1]) * image["scale"]),
+    )
     kept = np.asarray(Image.open(image["path"]).convert("L"))
     crop, scale = image["box"], image["scale"]
     for _, (x, t, rr, b) in r.words[1][1:5]:  # the four digit groups

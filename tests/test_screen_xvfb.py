@@ -118,7 +118,8 @@ def test_loop_reads_windows_skips_the_vault_redacts_and_stores_only_changes(
     for f in stored:
         assert f.locator["window"] == {"title": "Notes - editor", "app": "screentest"}
         assert f.locator["monitor"] == 1 and f.ref.startswith(f"scr:{f.locator['capture_id']}:m1:l")
-        assert f.locator["bbox"][0] >= 40 and f.locator["bbox"][2] <= 540
+        x, _, w, _ = f.locator["bbox"]  # left, top, width, height
+        assert x >= 40 and x + w <= 540
     assert not any("SECRET" in str(f) or "4111" in str(f) for f in stored)
 
     # unchanged screen: no OCR, nothing new

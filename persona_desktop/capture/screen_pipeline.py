@@ -272,6 +272,7 @@ class ScreenPipeline:
                     "window": _window_json(window),
                     "active_window": _window_json(active),
                     "image": image,
+                    **_crop_of(red.line.box, image),
                 },
                 session_part=(window.app if window and window.app else f"m{mon.index}"),
             )
@@ -302,7 +303,15 @@ class ScreenPipeline:
         """OCR a whole image file: no change detection and no dedup, redaction as always."""
         lines = self.ocr.read(to_gray(rgb, bgra=False))
         fragments = [
-            screen_fragment(cid, 0, n, redact_line(line), at, extra={"file": path}, session_part="file")
+            screen_fragment(
+                cid,
+                0,
+                n,
+                redact_line(line),
+                at,
+                extra={"file": path, "image_path": path, "crop_bbox": xywh(line.box)},
+                session_part="file",
+            )
             for n, line in enumerate(lines, start=1)
         ]
         source = SourceInfo(
@@ -312,6 +321,23 @@ class ScreenPipeline:
             meta={"capture_id": cid, "file": path, "captured_at": at.isoformat(), "lines": len(lines)},
         )
         return source, fragments
+
+
+def xywh(box: Box) -> list[int]:
+    """Locators hold boxes as [left, top, width, height], like Tesseract."""
+    return [box[0], box[1], box[2] - box[0], box[3] - box[1]]
+
+
+def _crop_of(box: Box, image: dict[str, Any] | None) -> dict[str, Any]:
+    """Where the kept crop is, and the line's box in the crop's own (scaled) pixels."""
+    if image is None:
+        return {}
+    (cl, ct, _, _), k = image["box"], image["scale"]
+    x, y, w, h = xywh(box)
+    return {
+        "crop_path": image["path"],
+        "crop_bbox": [round((x - cl) * k), round((y - ct) * k), round(w * k), round(h * k)],
+    }
 
 
 def screen_fragment(
@@ -329,12 +355,12 @@ def screen_fragment(
         "capture_id": cid,
         "monitor": monitor,
         "line_no": n,
-        "bbox": list(line.box),
+        "bbox": xywh(line.box),
         "conf": line.conf,
         "block": line.block,
         "par": line.par,
         "line": line.line,
-        "words": [{"text": w.text, "conf": w.conf, "bbox": list(w.box)} for w in line.words],
+        "words": [{"text": w.text, "conf": w.conf, "bbox": xywh(w.box)} for w in line.words],
         "captured_at": at.isoformat(),
         **extra,
     }
