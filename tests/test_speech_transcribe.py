@@ -75,10 +75,30 @@ def test_segment_times_fall_inside_the_speech(
     assert word_recall(SENTENCES[1], " ".join(s.text for s in second)) >= 0.7
 
 
+def _tones(kind: str, seconds: float = 10.0) -> np.ndarray:
+    x = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
+    if kind == "hum":
+        audio = 0.3 * np.sin(2 * np.pi * 50 * x) + 0.1 * np.sin(2 * np.pi * 150 * x)
+    elif kind == "chords":
+        swell = 0.5 + 0.5 * np.sin(2 * np.pi * 0.5 * x)
+        audio = sum(0.1 * np.sin(2 * np.pi * f * x) for f in (261.6, 329.6, 392.0)) * swell
+    else:  # clicks, like typing
+        rng = np.random.default_rng(1)
+        audio = np.where(np.arange(x.size) % 4000 < 40, rng.standard_normal(x.size) * 0.8, 0.0)
+    return np.clip(audio, -1, 1).astype(np.float32)
+
+
 @pytest.mark.parametrize(
     "audio",
-    [silence(10.0), white_noise(10.0, 0.3), white_noise(10.0, 0.02, seed=3)],
-    ids=["silence", "loud-noise", "faint-noise"],
+    [
+        silence(10.0),
+        white_noise(10.0, 0.3),
+        white_noise(10.0, 0.02, seed=3),
+        _tones("hum"),
+        _tones("chords"),
+        _tones("clicks"),
+    ],
+    ids=["silence", "loud-noise", "faint-noise", "hum", "chords", "clicks"],
 )
 def test_silence_and_noise_give_no_text(transcriber: WhisperTranscriber, audio: np.ndarray) -> None:
     assert transcriber.transcribe(audio) == []
