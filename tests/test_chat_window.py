@@ -11,11 +11,12 @@ from pytestqt.qtbot import QtBot
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.shell import Shell
 from tests.chat_support import by_kind, use_server
 from tests.ollama_server import OllamaServer, reply
-from tests.ui_support import ui_ctx
+from tests.ui_support import shell, ui_ctx
 
-__all__ = ["ui_ctx"]
+__all__ = ["shell", "ui_ctx"]
 
 TIMEOUT = 10_000
 
@@ -157,3 +158,30 @@ def test_a_bad_prompt_path_shows_a_visible_warning(
         _type_and_send(qtbot, window, "remember that I hate olives")
     assert len(warnings) == 1 and "missing.md" in warnings[0]
     assert window.banner.isVisible() and "built-in memory prompt" in window.banner.text()
+
+
+def test_the_tray_menu_opens_the_chat_and_shows_the_review_summary(
+    runtime: Runtime, ollama_server: OllamaServer, shell: Shell, qtbot: QtBot
+) -> None:
+    use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=1)
+    assert shell.chat_action in shell.menu_actions() and shell.chat_action.text() == "Chat..."
+    calls: list[int] = []
+
+    def respond(body):  # type: ignore[no-untyped-def]
+        if not body.get("tools"):
+            return reply("Okay.")
+        calls.append(1)
+        if len(calls) > 1:
+            return reply("Done.")
+        return reply("", tool_calls=[("propose_fact", {"statement": "The owner hates olives", "refs": []})])
+
+    ollama_server.default = respond
+    told: list[tuple[str, str]] = []
+    shell.notified.connect(lambda title, msg: told.append((title, msg)))
+    shell.chat_action.trigger()
+    chat = shell.chat
+    assert chat is not None and chat.isVisible()
+    with qtbot.waitSignal(chat.review_finished, timeout=TIMEOUT):
+        _type_and_send(qtbot, chat, "I hate olives")
+    assert ("Persona Desktop", "Memory review: 1 fact proposed") in told
+    qtbot.waitUntil(lambda: shell.pending == 1, timeout=TIMEOUT)

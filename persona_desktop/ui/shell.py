@@ -18,6 +18,7 @@ from persona_desktop.services import review_views
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
+from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
 from persona_desktop.ui.icons import TrayState
@@ -45,6 +46,7 @@ class Shell(QObject):
         self._manual = False
         self.review: ReviewWindow | None = None
         self.memory: MemoryBrowser | None = None
+        self.chat: ChatWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
         self._build_actions()
@@ -77,6 +79,7 @@ class Shell(QObject):
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
         self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
         self.memory_action = self._action("Memory...", self.open_memory)
+        self.chat_action = self._action("Chat...", self.open_chat)
         self.settings_action = self._action("Settings...", self.open_settings)
         self.quit_action = self._action("Quit", self.quit)
 
@@ -93,6 +96,7 @@ class Shell(QObject):
             self.run_action,
             self.cancel_action,
             None,
+            self.chat_action,
             self.memory_action,
             self.settings_action,
             None,
@@ -207,6 +211,23 @@ class Shell(QObject):
         self.memory.activateWindow()
         return self.memory
 
+    def open_chat(self) -> ChatWindow:
+        if self.chat is None:
+            self.chat = ChatWindow(self.ctx)
+            self.chat.review_summary.connect(self._on_review_summary)
+            self.chat.review_failed.connect(lambda msg: self.notify("Memory review failed", msg))
+            self.chat.warning.connect(lambda msg: self.notify("Memory review", msg))
+        self.chat.show()
+        self.chat.raise_()
+        self.chat.activateWindow()
+        return self.chat
+
+    def _on_review_summary(self, summary: str) -> None:
+        self.notify("Persona Desktop", summary)
+        self.refresh_counts()
+        if self.review is not None:
+            self.review.reload()
+
     def open_settings(self) -> SettingsDialog:
         if self.settings_dialog is None or not self.settings_dialog.isVisible():
             self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops)
@@ -260,5 +281,8 @@ class Shell(QObject):
         for dialog in (self.settings_dialog, self.first_run):
             if dialog is not None:
                 dialog.hide()
+        if self.chat is not None:
+            clean &= self.chat.shutdown(wait_ms)
+            self.chat.close()
         self.ops.shutdown()
         return clean
