@@ -126,6 +126,28 @@ def test_silence_on_the_microphone_stores_nothing(
         assert uow.fragments.all(Kind.SPEECH) == []
 
 
+def test_pause_then_resume_at_once_starts_a_new_recording(
+    pulse: Pulse, qtbot: QtBot, runtime: Runtime, transcriber: WhisperTranscriber
+) -> None:
+    recorder = _recorder(runtime, transcriber)
+    try:
+        with qtbot.waitSignal(recorder.started, timeout=10_000) as first:
+            recorder.start()
+        with (
+            qtbot.waitSignal(recorder.stopped, timeout=30_000),
+            qtbot.waitSignal(recorder.started, timeout=30_000) as second,
+        ):
+            recorder.pause()
+            recorder.resume()  # while the first recording is still closing
+        assert second.args[0] != first.args[0]
+        assert recorder.running and recorder.recording_id == second.args[0]
+        with qtbot.waitSignal(recorder.stopped, timeout=30_000):
+            recorder.pause()
+        assert not recorder.running
+    finally:
+        recorder.shutdown()
+
+
 def test_a_microphone_that_cannot_open_reports_and_stays_off(
     pulse: Pulse, qtbot: QtBot, runtime: Runtime, transcriber: WhisperTranscriber
 ) -> None:

@@ -65,7 +65,7 @@ class _Reader(QObject):
 
     opened = Signal()
     failed = Signal(str)
-    finished = Signal(object)  # SessionStats
+    finished = Signal(object, object)  # this reader, SessionStats
 
     def __init__(self, session: SpeechSession, device: QAudioDevice) -> None:
         super().__init__()
@@ -143,7 +143,7 @@ class _Reader(QObject):
                 self._feed(bytes(self._io.readAll().data()))
             self._source.stop()
         stats = self._session.stop()
-        self.finished.emit(stats)
+        self.finished.emit(self, stats)
 
 
 def _to_float(data: bytes, fmt: QAudioFormat.SampleFormat) -> np.ndarray:
@@ -177,6 +177,8 @@ class SpeechRecorder(QObject):
         self._thread: QThread | None = None
         self._reader: _Reader | None = None
         self._session: SpeechSession | None = None
+        self._stopping = False
+        self._restart = False  # resume() came while the previous recording was still closing
 
     @property
     def running(self) -> bool:
@@ -189,6 +191,8 @@ class SpeechRecorder(QObject):
     def start(self) -> None:
         """Open the microphone on a new thread. Raises CaptureUnavailableError if there is none."""
         if self._thread is not None:
+            if self._stopping:
+                self._restart = True
             return
         device = find_microphone(self.microphone)
         session = self._factory(device.description())
@@ -208,7 +212,9 @@ class SpeechRecorder(QObject):
 
     def stop(self) -> None:
         """Ask the reader to stop; `stopped` follows once the last chunk is stored."""
-        if self._reader is not None:
+        self._restart = False
+        if self._reader is not None and not self._stopping:
+            self._stopping = True
             QMetaObject.invokeMethod(self._reader, "close", Qt.ConnectionType.QueuedConnection)
 
     # A paused microphone records nothing: pause ends the recording, resume starts a new one.
@@ -220,6 +226,7 @@ class SpeechRecorder(QObject):
 
     def shutdown(self, timeout_ms: int = 60_000) -> None:
         """Blocking stop for app exit (and tests): waits for the reader thread."""
+        self._restart = False
         thread, reader = self._thread, self._reader
         if thread is None or reader is None:
             return
@@ -237,14 +244,22 @@ class SpeechRecorder(QObject):
         log.warning("speech capture: %s", message)
         self.failed.emit(message)
 
-    def _on_reader_finished(self, stats: SessionStats) -> None:
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait(5_000)
-        self._cleanup()
+    def _on_reader_finished(self, reader: _Reader, stats: SessionStats) -> None:
+        if reader is self._reader:  # not a late signal from a reader shutdown() already ended
+            if self._thread is not None:
+                self._thread.quit()
+                self._thread.wait(5_000)
+            self._cleanup()
         self.stopped.emit(stats)
+        if self._restart and self._thread is None:
+            self._restart = False
+            try:
+                self.start()
+            except CaptureUnavailableError as exc:
+                self.failed.emit(str(exc))
 
     def _cleanup(self) -> None:
         if self._thread is not None:
             self._thread.deleteLater()
         self._thread, self._reader, self._session = None, None, None
+        self._stopping = False
