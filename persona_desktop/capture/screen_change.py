@@ -49,9 +49,11 @@ def _words(pixels: Pixels) -> npt.NDArray[np.uint32]:
         return pixels.astype(np.uint32)
     if pixels.shape[2] == 4:
         flat = np.ascontiguousarray(pixels).view(np.uint32).reshape(pixels.shape[:2])
-        return flat & np.uint32(0x00FFFFFF)
+        masked: npt.NDArray[np.uint32] = flat & np.uint32(0x00FFFFFF)
+        return masked
     c = pixels.astype(np.uint32)
-    return c[:, :, 0] | (c[:, :, 1] << np.uint32(8)) | (c[:, :, 2] << np.uint32(16))
+    packed: npt.NDArray[np.uint32] = c[:, :, 0] | (c[:, :, 1] << np.uint32(8)) | (c[:, :, 2] << np.uint32(16))
+    return packed
 
 
 def diff_rows(prev: Pixels, cur: Pixels) -> Rows | None:
@@ -125,7 +127,7 @@ class ChangeDetector:
         for table in seen:  # sorted unique hashes of one earlier frame
             idx = np.searchsorted(table, cells).clip(max=table.shape[0] - 1)
             known |= table[idx] == cells
-        new_rows: Rows = ~known.all(axis=1)
+        new_rows: Rows = np.logical_not(known.all(axis=1))
         seen.append(np.unique(cells))
         fraction = float(new_rows.mean())
         if not new_rows.any():

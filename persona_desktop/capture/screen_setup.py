@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -26,10 +27,15 @@ from persona_desktop.capture.screen_privacy import ExclusionRules
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import Kind
 from persona_desktop.errors import ImportFormatError, PersonaError
+from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 
 MAX_IMAGE_PIXELS = 100_000_000
+
+
+def _uow(runtime: Runtime) -> UnitOfWorkFactory:
+    return cast(UnitOfWorkFactory, runtime.uow)
 
 
 def screen_image_dir(data_dir: Path) -> Path:
@@ -53,10 +59,15 @@ def build_pipeline(settings: Settings, data_dir: Path, ocr: OcrEngine | None = N
 
 
 def window_info_factory() -> WindowInfo:
+    """X11 and Windows expose window titles; elsewhere (macOS for now) frames carry none."""
     if sys.platform.startswith("linux"):
         from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 
         return X11WindowInfo()
+    if sys.platform == "win32":
+        from persona_desktop.capture.screen_window_win32 import Win32WindowInfo
+
+        return Win32WindowInfo()
     return NoWindowInfo()
 
 
@@ -84,7 +95,7 @@ def maintenance(runtime: Runtime) -> Callable[[datetime], None]:
 
     def run(now: datetime) -> None:
         s = runtime.settings
-        purge_expired_fragments(runtime.uow, Kind.SCREEN, int(s.get("capture.text_retention_days")), now)
+        purge_expired_fragments(_uow(runtime), Kind.SCREEN, int(s.get("capture.text_retention_days")), now)
         purge_expired_images(
             screen_image_dir(runtime.data_dir), now, int(s.get("capture.image_retention_days"))
         )
@@ -102,7 +113,7 @@ def build_screen_loop(
         grabber_factory=MssGrabber,
         window_info_factory=window_info_factory,
         pipeline=build_pipeline(s, runtime.data_dir),
-        uow_factory=runtime.uow,
+        uow_factory=_uow(runtime),
         clock=runtime.clock,
         interval_s=float(s.get("capture.interval_seconds")),
         maintenance=maintenance(runtime),
@@ -157,7 +168,7 @@ def ingest_screen_files(
             data, rgb, at = read_image(path)
             cid = hashlib.blake2b(data, digest_size=8).hexdigest()
             source, fragments = pipe.process_file_image(rgb, cid, at, str(path))
-            [result] = ingest(runtime.uow, [(source, fragments)], runtime.clock.now())
+            [result] = ingest(_uow(runtime), [(source, fragments)], runtime.clock.now())
         except PersonaError as exc:
             outcomes.append(FileOutcome(str(path), error=str(exc)))
             continue
