@@ -10,6 +10,7 @@ import pytest
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import CandidateStatus, FactStatus
+from persona_desktop.errors import StateError
 from persona_desktop.services import review
 from persona_desktop.services.turn_review import ReviewConfig, ReviewKind, TurnCounter, make_snapshot
 from tests.chat_support import add_fact, by_kind, reviewer, say, session, use_server
@@ -210,6 +211,8 @@ def test_updates_forgets_and_skills_wait_for_approval_and_apply_on_it(
     assert "not a current fact" in _journal(runtime, "review.proposal_refused")[0]["reason"]
 
     now = datetime.now(UTC)
+    with pytest.raises(StateError, match="approve or reject it as it is"):
+        review.approve(runtime.uow, skill, now, "New skill: something else entirely")
     new_city = review.approve(runtime.uow, update, now)
     review.approve(runtime.uow, forget, now)
     review.approve(runtime.uow, skill, now)
@@ -250,6 +253,13 @@ def test_a_skill_patch_applies_on_approval_and_undo_restores_the_old_text(
     ollama_server.reply("Done.")
     outcome = reviewer(runtime, ollama_server, allowed_toolsets=("skills",)).run(snap, ReviewKind.SKILL)
     assert outcome.summary() == "Skill review: 1 skill patch proposed"
+    with runtime.uow.read() as uow:
+        proposed = uow.candidates.get(outcome.candidate_ids[0])
+    assert proposed is not None
+    assert (
+        proposed.statement
+        == "Patch skill weekly-report: replace \u201con Friday\u201d with \u201con Thursday\u201d"
+    )
     sent_back = [m["content"] for m in ollama_server.chat_bodies()[-1]["messages"] if m["role"] == "tool"]
     assert "no longer fits" in sent_back[1]
     review.approve(runtime.uow, outcome.candidate_ids[0], now)

@@ -59,6 +59,10 @@ def _apply_candidate(uow: UnitOfWork, candidate: Candidate, statement: str, at: 
     return {"fact_id": fact_id, "superseded": superseded}
 
 
+def _is_proposal(candidate: Candidate) -> bool:
+    return skills.is_skill_payload(candidate.payload) or candidate.payload.get("action") == "forget"
+
+
 def _apply_proposal(uow: UnitOfWork, candidate: Candidate, at: datetime) -> dict[str, Any] | None:
     """The turn review's proposals that are not new facts: forget a fact, write or patch a skill."""
     payload = candidate.payload
@@ -84,6 +88,10 @@ def approve(
         if not text:
             raise StateError("an approved fact needs a statement")
         data: dict[str, Any] = {"statement": text, "previous_status": candidate.status.value}
+        if statement is not None and text != candidate.statement and _is_proposal(candidate):
+            raise StateError(
+                f"candidate {candidate_id} proposes a forget or a skill: approve or reject it as it is"
+            )
         proposal = _apply_proposal(uow, candidate, at)  # a review's forget or skill: no fact is added
         if proposal is not None:
             data.update(proposal)

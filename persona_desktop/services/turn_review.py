@@ -454,11 +454,11 @@ class TurnReview:
             if name == "propose_skill":
                 content = _text(args.get("content"), 20_000, keep_lines=True)
                 payload.update(kind="skill", action="create", name=skill, content=content)
-                statement = f"New skill {skill}: {_first_line(content)}"
+                statement = f"New skill {skill}: {_condensed(content)}"
             else:
                 old, new = str(args.get("old_text") or ""), str(args.get("new_text") or "")
                 payload.update(kind="skill", action="patch", name=skill, old=old, new=new)
-                statement = f"Patch skill {skill}: {_first_line(old)} -> {_first_line(new)}"
+                statement = f"Patch skill {skill}: replace \u201c{_condensed(old)}\u201d with \u201c{_condensed(new)}\u201d"
             check_proposal(uow, payload)
             digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
             key, category = f"skill:{skill}:{digest}", "skill"
@@ -597,11 +597,11 @@ def _text(raw: object, limit: int, keep_lines: bool = False) -> str:
     return text[:limit]
 
 
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip().lstrip("#").strip()[:80]
-    return ""
+def _condensed(text: str, limit: int = 400) -> str:
+    """A skill's Markdown on one line, so the review table shows what would be written."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    one = " / ".join(lines)
+    return one if len(one) <= limit else one[: limit - 1] + "\u2026"
 
 
 def _clip(args: dict[str, Any]) -> dict[str, Any]:
