@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from PySide6.QtCore import QEventLoop, QTimer, SignalInstance
+from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal, SignalInstance
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, open_runtime
@@ -28,7 +28,7 @@ from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
 from persona_desktop.ui.tray import Tray
 
-MEDIA_DIRS = ("clips", "crops")
+MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under the data dir
 
 
 def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
@@ -78,15 +78,108 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
     )
 
 
-def wire_capture(capture: CaptureController, ctx: UiContext) -> list[str]:
-    """Attach the capture loops that exist in this build; returns the kinds attached."""
-    return []
+class CaptureMessages(QObject):
+    """Capture threads report here; the signal carries their words to the GUI thread."""
+
+    message = Signal(str)
+    stopped = Signal(str)  # a kind that stopped for good (no display, no Tesseract...)
+
+    def on_screen_event(self, event: Any) -> None:  # called on the capture thread
+        if event.kind == "error":
+            self.message.emit(f"Screen capture: {event.data.get('message', 'failed')}")
+            if event.data.get("fatal"):
+                self.stopped.emit("screen")
 
 
-def build_shell(ctx: UiContext) -> Shell:
+class LazyLoop:
+    """A capture loop built on start, so its heavy parts (mss, Tesseract, Whisper) load only
+    once the owner switched it on; dropped on stop, so the next start reads current settings."""
+
+    def __init__(self, build: Callable[[], Any], close: Callable[[Any], None]) -> None:
+        self._build = build
+        self._close = close
+        self.loop: Any = None
+
+    def start(self) -> None:
+        if self.loop is None:
+            self.loop = self._build()
+        self.loop.start()
+
+    def stop(self) -> None:
+        loop, self.loop = self.loop, None
+        if loop is not None:
+            self._close(loop)
+
+    def pause(self) -> None:
+        if self.loop is not None:
+            self.loop.pause()
+
+    def resume(self) -> None:
+        if self.loop is not None:
+            self.loop.resume()
+
+
+def _screen_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
+    def build() -> Any:
+        from persona_desktop.capture.screen_setup import build_screen_loop
+
+        return build_screen_loop(rt, on_event=messages.on_screen_event)
+
+    return LazyLoop(build, lambda loop: loop.stop(timeout=5.0))
+
+
+def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
+    transcribers: list[Any] = []
+
+    def build() -> Any:
+        from persona_desktop.adapters.whisper_transcriber import transcriber_from_settings
+        from persona_desktop.capture.speech_live import SpeechSession
+        from persona_desktop.ui.audio_source import SpeechRecorder
+
+        s = rt.settings
+        transcriber = transcriber_from_settings(s)
+        transcribers.append(transcriber)
+
+        def session(device: str) -> SpeechSession:
+            return SpeechSession(
+                transcriber,
+                rt.uow,
+                device=device,
+                data_dir=rt.data_dir,
+                keep_audio=bool(s.get("capture.keep_audio")),
+                audio_retention_days=int(s.get("capture.audio_retention_days")),
+            )
+
+        recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
+        recorder.failed.connect(lambda msg: messages.message.emit(f"Speech capture: {msg}"))
+        return recorder
+
+    def close(recorder: Any) -> None:
+        recorder.shutdown(timeout_ms=30_000)  # waits for the last chunk to be stored
+        while transcribers:
+            transcribers.pop().close()
+
+    return LazyLoop(build, close)
+
+
+def wire_capture(capture: CaptureController, rt: Runtime) -> CaptureMessages:
+    """Attach the screen and speech loops; they start when (and if) the owner switches them on."""
+    messages = CaptureMessages(capture)
+    capture.attach("screen", _screen_loop(rt, messages))
+    capture.attach("speech", _speech_loop(rt, messages))
+    return messages
+
+
+def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
+    """The shell; with a runtime, the real capture loops are attached too."""
     capture = CaptureController(ctx.settings, ctx.clock, ctx.save_settings)
-    wire_capture(capture, ctx)
-    return Shell(ctx, capture, SleepScheduler(ctx))
+    shell = Shell(ctx, capture, SleepScheduler(ctx))
+    if rt is not None:
+        messages = wire_capture(capture, rt)
+        messages.message.connect(lambda msg: shell.notify("Persona Desktop", msg))
+        # the switch goes off with the loop, so the menu never shows a capture that is not running
+        messages.stopped.connect(lambda kind: capture.set_enabled(kind, False))
+    return shell
 
 
 def _application(argv: list[str]) -> QApplication:
@@ -125,7 +218,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     instance = SingleInstance(name)
     instance.listen()
     ctx = build_context(rt)
-    shell = build_shell(ctx)
+    shell = build_shell(ctx, rt)
     instance.activated.connect(shell.open_review)
     tray: Tray | None = None
     window: MainWindow | None = None

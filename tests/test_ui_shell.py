@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from persona_desktop.app import self_test
+from persona_desktop.app import build_shell, self_test
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import RunStatus
@@ -193,6 +193,27 @@ def test_capture_switches_and_pause(shell: Shell, ui_ctx: UiContext) -> None:
     shell.speech_action.trigger()
     assert shell.state() is TrayState.OFF
     assert Settings.load(ui_ctx.settings.path).get("capture.speech_enabled") is False  # type: ignore[arg-type]
+
+
+def test_real_capture_loops_report_and_switch_off_when_they_cannot_run(
+    ui_ctx: UiContext, runtime: Runtime, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)  # no screen to grab, no microphone offscreen
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    sh = build_shell(ui_ctx, runtime)
+    notes: list[str] = []
+    sh.notified.connect(lambda _t, m: notes.append(m))
+    try:
+        sh.screen_action.trigger()
+        qtbot.waitUntil(lambda: any(m.startswith("Screen capture:") for m in notes), timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: not sh.screen_action.isChecked(), timeout=TIMEOUT)
+        assert Settings.load(ui_ctx.settings.path).get("capture.screen_enabled") is False  # type: ignore[arg-type]
+        sh.speech_action.trigger()
+        assert not sh.speech_action.isChecked()
+        assert any(m.startswith("Speech capture:") for m in notes), notes
+        assert sh.state() is TrayState.OFF
+    finally:
+        assert sh.shutdown()
 
 
 def test_second_launch_knocks_on_the_first(qapp: QApplication, qtbot: QtBot, tmp_path: Path) -> None:

@@ -274,6 +274,11 @@ def _spin(app: QApplication, seconds: float, until: Any = None) -> bool:
     return until is None
 
 
+def _screen_fragments(rt: Runtime) -> int:
+    with rt.uow.read() as uow:
+        return len(uow.fragments.all(Kind.SCREEN))
+
+
 def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
     from PySide6.QtGui import QGuiApplication
     from PySide6.QtWidgets import QSystemTrayIcon
@@ -289,7 +294,9 @@ def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
     rt = open_runtime(data_dir)
     seeded = seed_memory(rt, pending=6, applied=3, observations=2)
     ctx = build_context(rt)
-    sh = build_shell(ctx)
+    sh = build_shell(ctx, rt)  # with the real screen and speech loops
+    messages: list[str] = []
+    sh.notified.connect(lambda _t, m: messages.append(m))
     out: dict[str, Any] = {
         "platform": app.platformName(),
         "tray_available": QSystemTrayIcon.isSystemTrayAvailable(),
@@ -303,11 +310,6 @@ def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
     out["menu"] = [a.text() for a in tray.menu.actions() if not a.isSeparator() and a.isVisible()]
     out["tooltip_before"] = tray.icon.toolTip()
     out["state_before"] = sh.state().value
-    sh.screen_action.trigger()
-    out["screen_setting_saved"] = Settings.load(ctx.settings.path).get("capture.screen_enabled")  # type: ignore[arg-type]
-    sh.pause15_action.trigger()
-    out["paused_tooltip"] = tray.icon.toolTip()
-    sh.resume_action.trigger()
     sh.review_action.trigger()
     review = sh.review
     assert review is not None
@@ -320,6 +322,19 @@ def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
     memory.select_fact(seeded.applied[0])
     _spin(app, 10, lambda: memory.provenance is not None)
     out["memory_visible"] = memory.isVisible()
+    memory.hide()
+    sh.screen_action.trigger()  # the real loop grabs this Xvfb screen (the review window) with Tesseract
+    out["screen_setting_saved"] = Settings.load(ctx.settings.path).get("capture.screen_enabled")  # type: ignore[arg-type]
+    _spin(app, 60, lambda: _screen_fragments(rt) > 0)
+    out["screen_fragments"] = _screen_fragments(rt)
+    sh.speech_action.trigger()  # Xvfb has no microphone: a clear message, and speech stays off
+    _spin(app, 5, lambda: any("Speech capture" in m for m in messages))
+    out["speech_messages"] = [m for m in messages if "Speech capture" in m]
+    out["speech_checked"] = sh.speech_action.isChecked()
+    out["messages"] = messages
+    sh.pause15_action.trigger()
+    out["paused_tooltip"] = tray.icon.toolTip()
+    sh.resume_action.trigger()
     sh.settings_action.trigger()
     out["settings_visible"] = sh.settings_dialog is not None and sh.settings_dialog.isVisible()
     if shots is not None:

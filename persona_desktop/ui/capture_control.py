@@ -86,15 +86,20 @@ class CaptureController(QObject):
 
     # --- actions ------------------------------------------------------------------------
 
-    def set_enabled(self, kind: str, on: bool) -> None:
+    def set_enabled(self, kind: str, on: bool) -> bool:
+        """Switch a kind on or off; False when it could not start (it then stays off)."""
         self._check(kind)
         self._settings.set(f"capture.{kind}_enabled", on)
-        self._save()
+        started = True
         if on and not self.is_paused():
-            self._start(kind)
+            started = self._start(kind)
+            if not started:
+                self._settings.set(f"capture.{kind}_enabled", False)
         elif not on:
             self._stop(kind)
+        self._save()
         self.changed.emit()
+        return started
 
     def pause(self, minutes: float) -> None:
         self.paused_until = self._clock.now() + timedelta(minutes=minutes)
@@ -124,9 +129,13 @@ class CaptureController(QObject):
 
     # --- internals ----------------------------------------------------------------------
 
-    def _start(self, kind: str) -> None:
-        if kind in self._loops and kind not in self._running and self._call(kind, "start"):
-            self._running.add(kind)
+    def _start(self, kind: str) -> bool:
+        if kind not in self._loops or kind in self._running:
+            return True
+        if not self._call(kind, "start"):
+            return False
+        self._running.add(kind)
+        return True
 
     def _stop(self, kind: str) -> None:
         if kind in self._running:
