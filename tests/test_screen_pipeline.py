@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import Runtime
@@ -21,7 +21,7 @@ from persona_desktop.capture.screen_setup import purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
-from tests.screen_support import StepClock, contains, render_lines
+from tests.screen_support import FONT, StepClock, contains, render_lines
 
 SIZE = (1000, 400)
 MON = Monitor(1, 0, 0, *SIZE)
@@ -46,7 +46,10 @@ class CountingOcr:
 
 
 def frame(lines: list[str], **kw: object) -> Frame:
-    img = render_lines(lines, size=SIZE, **kw).image  # type: ignore[arg-type]
+    return bgra_frame(render_lines(lines, size=SIZE, **kw).image)  # type: ignore[arg-type]
+
+
+def bgra_frame(img: Image.Image) -> Frame:
     rgba = np.asarray(img.convert("RGBA"))
     bgra = np.ascontiguousarray(rgba[:, :, [2, 1, 0, 3]])
     return Frame(MON, bgra, bgra=True)
@@ -209,6 +212,23 @@ def test_scrolled_and_switched_back_content_is_not_read_again() -> None:
     assert det.compare("m1", other.copy()).full  # another app, full screen
     back = det.compare("m1", doc[90:690].copy())  # and back again
     assert back.changed and back.bands == () and not back.full
+
+
+def test_a_band_is_narrowed_to_the_text_around_the_change(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    base = render_lines(["Notes about the garden and the weekend plans"], size=SIZE).image
+    font = ImageFont.truetype(str(FONT), 20)
+    before, after = base.copy(), base.copy()
+    ImageDraw.Draw(before).text((880, 360), "09:41", fill="black", font=font)
+    ImageDraw.Draw(after).text((880, 360), "09:42", fill="black", font=font)
+    pipe.process(bgra_frame(before), [], clock.now())
+    calls = len(ocr.shapes)
+    clock.advance(60)
+    result = pipe.process(bgra_frame(after), [], clock.now())
+    assert [f.text for f in result.fragments] == ["09:42"]
+    [(height, width)] = ocr.shapes[calls:]
+    assert width < 200 and height < 100  # the clock, not the screen's width
 
 
 def test_scrolling_a_document_reads_only_the_new_lines(ocr: CountingOcr) -> None:

@@ -22,6 +22,8 @@ MARGIN = 12  # pixel rows added above and below a band, so a line is not cut
 STRIP = 64  # cell width in pixels
 HISTORY = 12  # frames whose cells count as already read
 FULL_FRAME_FRACTION = 0.5
+GAP = 48  # px of blank columns that end a text run (word gaps are far narrower)
+PAD = 8  # px added left and right of a narrowed band
 
 _rng = np.random.default_rng(0x5C4EE7)
 _WEIGHTS = _rng.integers(1, 2**63, size=STRIP, dtype=np.uint64) | np.uint64(1)
@@ -93,6 +95,27 @@ def bands_of(rows: Rows, height: int, width: int, tile: int = TILE) -> list[Box]
     return bands
 
 
+def _narrow(band: Box, words: npt.NDArray[np.uint32], new_cells: Rows) -> Box:
+    """Cut a band down to the text around its new cells: from their columns, widen while
+    ink (a column that is not one flat colour within the band) follows within GAP pixels,
+    so that a line is kept whole but a clock does not drag the whole screen width along."""
+    w = words.shape[1]
+    cols = np.flatnonzero(new_cells)
+    if cols.size == 0:
+        return band
+    left, right = int(cols[0]) * STRIP, min(w, (int(cols[-1]) + 1) * STRIP)
+    ink = np.flatnonzero((words != words[0]).any(axis=0))
+    for c in ink[ink < left][::-1]:
+        if left - int(c) > GAP:
+            break
+        left = int(c)
+    for c in ink[ink >= right]:
+        if int(c) - right > GAP:
+            break
+        right = int(c) + 1
+    return (max(0, left - PAD), band[1], min(w, right + PAD), band[3])
+
+
 class ChangeDetector:
     """Remembers, per key (a monitor), the last frame and the cells of recent frames."""
 
@@ -135,4 +158,6 @@ class ChangeDetector:
         bands = bands_of(new_rows, h, w)
         if sum(b[3] - b[1] for b in bands) >= self._full_fraction * h:
             return Change(True, True, (whole,), fraction)
-        return Change(True, False, tuple(bands), fraction)
+        words = _words(pixels)
+        narrowed = tuple(_narrow(b, words[b[1] : b[3]], ~known[b[1] : b[3]].all(axis=0)) for b in bands)
+        return Change(True, False, narrowed, fraction)
