@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
@@ -185,3 +187,21 @@ def test_the_tray_menu_opens_the_chat_and_shows_the_review_summary(
         _type_and_send(qtbot, chat, "I hate olives")
     assert ("Persona Desktop", "Memory review: 1 fact proposed") in told
     qtbot.waitUntil(lambda: shell.pending == 1, timeout=TIMEOUT)
+
+
+def test_a_decision_in_the_review_window_rewrites_the_export(
+    runtime: Runtime, ui_ctx: UiContext, shell: Shell, qtbot: QtBot, tmp_path: Path
+) -> None:
+    from persona_desktop.services import review
+    from persona_desktop.services.markdown_export import PROFILE
+    from tests.ui_support import seed_memory
+
+    seeded = seed_memory(runtime, pending=1, applied=0)
+    vault = tmp_path / "vault"
+    ui_ctx.settings.set("export.enabled", True)
+    ui_ctx.settings.set("export.path", str(vault))
+    window = shell.open_review()
+    review.approve(runtime.uow, seeded.pending[0], datetime.now(UTC))
+    window.changed.emit()
+    qtbot.waitUntil(lambda: (vault / PROFILE).exists() and not shell.ops.busy(), timeout=TIMEOUT)
+    assert "The owner likes topic 0" in (vault / PROFILE).read_text(encoding="utf-8")

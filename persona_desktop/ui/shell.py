@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from persona_desktop.errors import PersonaError
 from persona_desktop.services import review_views
+from persona_desktop.services.markdown_export import ExportResult, export_if_enabled
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
@@ -180,6 +181,8 @@ class Shell(QObject):
         self.refresh_counts()
         if self.review is not None:
             self.review.reload()
+        if outcome.counters.get("applied"):
+            self.export_memory()
         manual, self._manual = self._manual, False
         # a scheduled run retries each tick while deferred: only the owner's own click hears of it
         if manual or outcome.status.value not in ("deferred", "skipped"):
@@ -195,6 +198,7 @@ class Shell(QObject):
         if self.review is None:
             self.review = ReviewWindow(self.ctx)
             self.review.changed.connect(self.refresh_counts)
+            self.review.changed.connect(self.export_memory)
         else:
             self.review.reload()
         self.review.bring_forward()
@@ -204,6 +208,7 @@ class Shell(QObject):
         if self.memory is None:
             self.memory = MemoryBrowser(self.ctx)
             self.memory.changed.connect(self.refresh_counts)
+            self.memory.changed.connect(self.export_memory)
         else:
             self.memory.reload()
         self.memory.show()
@@ -221,6 +226,21 @@ class Shell(QObject):
         self.chat.raise_()
         self.chat.activateWindow()
         return self.chat
+
+    def export_memory(self) -> None:
+        """Mirror memory into the Markdown folder after a change, when export.enabled."""
+        settings, uow, clock = self.ctx.settings, self.ctx.uow, self.ctx.clock
+        if not settings.get("export.enabled"):
+            return
+        self.ops.run(
+            lambda: export_if_enabled(settings, uow, clock.now()),
+            self._on_exported,
+            lambda exc: self.notify("Markdown export failed", str(exc)),
+        )
+
+    def _on_exported(self, result: ExportResult | None) -> None:
+        if result is not None and result.skipped:
+            self.notify("Markdown export", result.message())
 
     def _on_review_summary(self, summary: str) -> None:
         self.notify("Persona Desktop", summary)
