@@ -52,7 +52,11 @@ def _bundle_check() -> int:
     Image.new("RGB", (8, 8), "white").save(png, format="PNG")
     report["pillow_png_bytes"] = len(png.getvalue())
 
-    if info.get("speech", True):
+    speech = info.get("speech", True)
+    if speech == "addon":  # the Debian split: persona-desktop-speech adds the runtime
+        speech = (info_file.parent / "persona_desktop_speech.json").is_file()
+        report["speech_addon"] = "installed" if speech else "not installed"
+    if speech:
         # PyAV: decode a WAV made here (faster-whisper's decode_audio goes through av).
         buf = io.BytesIO()
         with wave.open(buf, "wb") as w:
@@ -92,7 +96,14 @@ def _bundle_check() -> int:
 
     import pytesseract
 
-    report["tesseract"] = str(pytesseract.get_tesseract_version())
+    try:
+        report["tesseract"] = str(pytesseract.get_tesseract_version())
+    except pytesseract.TesseractNotFoundError:
+        # A dependency of the Linux package; on Windows and macOS the owner installs it.
+        if sys.platform.startswith("linux"):
+            print("bundle-check: tesseract is not installed", file=sys.stderr)
+            return 1
+        report["tesseract"] = None
 
     # The store: a fresh data dir gets every migration (found on disk in the bundle).
     from persona_desktop.adapters.store.database import _MIGRATIONS, open_database
@@ -120,7 +131,17 @@ def _bundle_check() -> int:
     report["qt_tray_class"] = QSystemTrayIcon.__name__
     report["audio_inputs"] = len(QMediaDevices.audioInputs())
     plugins = Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath))
-    wanted = ["platforms/libqxcb.so", "platforms/libqoffscreen.so", "xcbglintegrations", "multimedia"]
+    if sys.platform == "win32":
+        wanted = ["platforms/qwindows.dll", "multimedia"]
+    elif sys.platform == "darwin":
+        wanted = ["platforms/libqcocoa.dylib", "multimedia"]
+    else:
+        wanted = [
+            "platforms/libqxcb.so",
+            "platforms/libqoffscreen.so",
+            "xcbglintegrations",
+            "multimedia",
+        ]
     missing = [p for p in wanted if not (plugins / p).exists()]
     report["qt_plugins"] = str(plugins)
     if missing:
