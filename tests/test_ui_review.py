@@ -13,7 +13,15 @@ from persona_desktop.domain.model import FactStatus
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
-from tests.ui_support import Seeded, candidate_status, journal_actions, seed_memory, shell, ui_ctx
+from tests.ui_support import (
+    Seeded,
+    candidate_status,
+    journal_actions,
+    seed_media_evidence,
+    seed_memory,
+    shell,
+    ui_ctx,
+)
 
 __all__ = ["shell", "ui_ctx"]
 
@@ -68,6 +76,41 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
     assert "relevance" in review.detail.text() and "0.55" in review.detail.text()
     score_tip = review.pending.data(review.pending.index(0, 2), Qt.ItemDataRole.ToolTipRole)
     assert "recency: 0.95" in score_tip
+
+
+def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+) -> None:
+    crop, clip = seed_media_evidence(runtime, seeded.pending[0])
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitUntil(lambda: len(window.evidence_cards) == 3, timeout=TIMEOUT)
+    by_kind = {c.item.fragment.kind.value: c for c in window.evidence_cards}
+    screen, speech = by_kind["screen"], by_kind["speech"]
+    assert screen.image_label is not None and not screen.image_label.pixmap().isNull()
+    assert speech.play_button is not None
+    speech.play_button.click()
+    assert window.player.current == clip
+    qtbot.waitUntil(lambda: window.player.playing() or window.player.finished_or_failed(), timeout=TIMEOUT)
+    window.player.stop()
+    assert window.player.current is None and not window.player.playing()
+    clip.unlink()  # retention removed the clip: the card says so instead of offering play
+    crop.unlink()
+    window.pending_table.selectRow(1)
+    window.pending_table.selectRow(0)
+    qtbot.waitUntil(
+        lambda: len(window.evidence_cards) == 3 and window.evidence_cards[0].item.fragment.ref != "",
+        timeout=TIMEOUT,
+    )
+    qtbot.waitUntil(
+        lambda: {c.item.fragment.kind.value: c for c in window.evidence_cards}["speech"].play_button is None,
+        timeout=TIMEOUT,
+    )
+    cards = {c.item.fragment.kind.value: c for c in window.evidence_cards}
+    assert cards["screen"].image_label is None
+    window.shutdown()
 
 
 def test_approve_by_keyboard_writes_a_fact_and_the_journal(

@@ -141,6 +141,71 @@ def seed_memory(
     return seeded
 
 
+def seed_media_evidence(rt: Runtime, candidate_id: int) -> tuple[Path, Path]:
+    """A screen line with a kept crop and a speech segment with a kept clip, as evidence."""
+    import numpy as np
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
+
+    from persona_desktop.capture.speech_clips import clip_relpath, write_clip
+
+    at = datetime.now(UTC) - timedelta(hours=2)
+    crop = rt.data_dir / "screens" / f"{at:%Y-%m-%d}" / "c1-m0.png"
+    crop.parent.mkdir(parents=True, exist_ok=True)
+    img = QImage(480, 120, QImage.Format.Format_RGB32)
+    img.fill(QColor("white"))
+    painter = QPainter(img)
+    font = QFont()
+    font.setPixelSize(22)
+    painter.setFont(font)
+    painter.setPen(QColor("black"))
+    painter.drawText(20, 40, "Flight to Lisbon, May 3")
+    painter.drawText(20, 90, "I prefer aisle seats")
+    painter.end()
+    assert img.save(str(crop))
+    clip_rel = clip_relpath("rec1", 0)
+    tone = (0.2 * np.sin(np.linspace(0, 2 * np.pi * 440, 16000))).astype(np.float32)
+    write_clip(rt.data_dir / clip_rel, tone, at)
+    screen = NewFragment(
+        ref="screen:c1:m0:l1",
+        kind=Kind.SCREEN,
+        author=Author.UNKNOWN,
+        trust=Trust.UNTRUSTED,
+        text="I prefer aisle seats",
+        captured_at=at,
+        locator={
+            "window": "Mail",
+            "monitor": 0,
+            "bbox": [20, 140, 380, 30],
+            "crop_path": str(crop),
+            "crop_bbox": [14, 62, 240, 36],
+        },
+        session="screen:c1",
+    )
+    speech = NewFragment(
+        ref="speech:rec1:0",
+        kind=Kind.SPEECH,
+        author=Author.UNKNOWN,
+        trust=Trust.UNTRUSTED,
+        text="I always ask for an aisle seat",
+        captured_at=at,
+        locator={"recording_id": "rec1", "segment": 0, "start_s": 0.0, "end_s": 1.0, "clip": clip_rel},
+        session="speech:rec1",
+    )
+    ingest(
+        rt.uow,
+        [
+            (SourceInfo("screen:c1", Kind.SCREEN, "Screen, Mail"), [screen]),
+            (SourceInfo("speech:rec1", Kind.SPEECH, "Microphone recording"), [speech]),
+        ],
+        datetime.now(UTC),
+    )
+    with rt.uow() as uow:
+        ids = [f.id for f in uow.fragments.by_refs([screen.ref, speech.ref]).values()]
+        uow.candidates.add_evidence(candidate_id, ids, None)
+        uow.commit()
+    return crop, rt.data_dir / clip_rel
+
+
 def journal_actions(rt: Runtime) -> list[str]:
     with rt.uow.read() as uow:
         return [r.action for r in uow.journal.all()]
@@ -293,6 +358,7 @@ def probe(data_dir: Path, shots: Path | None) -> dict[str, Any]:
     app.setQuitOnLastWindowClosed(False)
     rt = open_runtime(data_dir)
     seeded = seed_memory(rt, pending=6, applied=3, observations=2)
+    seed_media_evidence(rt, seeded.pending[0])
     ctx = build_context(rt)
     sh = build_shell(ctx, rt)  # with the real screen and speech loops
     messages: list[str] = []

@@ -188,6 +188,18 @@ class AudioPlayer:
 
         return bool(self._player.playbackState() == QMediaPlayer.PlaybackState.PlayingState)
 
+    def finished_or_failed(self) -> bool:
+        """No device, a bad file, or the clip played to its end."""
+        if self._player is None:
+            return False
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        status = self._player.mediaStatus()
+        return bool(
+            self._player.error() != QMediaPlayer.Error.NoError
+            or status in (QMediaPlayer.MediaStatus.EndOfMedia, QMediaPlayer.MediaStatus.InvalidMedia)
+        )
+
     def close(self) -> None:
         self.stop()
         self._player = None
