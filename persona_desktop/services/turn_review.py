@@ -31,7 +31,7 @@ from persona_desktop.domain.model import Author, Candidate, CandidateStatus, Fac
 from persona_desktop.domain.policy import Verdict
 from persona_desktop.domain.scoring import score, signals_for
 from persona_desktop.domain.text import statement_key
-from persona_desktop.errors import LLMError, StateError
+from persona_desktop.errors import LLMError, PersonaError, StateError
 from persona_desktop.ports import ChatModel, Clock, UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.chat import ChatMessage
 from persona_desktop.services.select import evidence_stats, select_candidate
@@ -196,7 +196,12 @@ def default_kind(config: ReviewConfig) -> ReviewKind:
 
 def load_prompt(kind: ReviewKind, config: ReviewConfig) -> tuple[str, str | None]:
     """The review prompt and, when an override could not be read, a warning for the owner."""
-    builtin = (PROMPTS_DIR / f"{kind.value}_review.md").read_text(encoding="utf-8")
+    try:
+        builtin = (PROMPTS_DIR / f"{kind.value}_review.md").read_text(encoding="utf-8")
+    except OSError:
+        raise PersonaError(
+            f"the built-in {kind.value} review prompt is missing from this installation ({PROMPTS_DIR})"
+        ) from None
     path = config.prompt_paths.get(kind.value, "").strip()
     if not path:
         return builtin, None
@@ -312,6 +317,11 @@ class TurnReview:
         prompt, warning = load_prompt(kind, self.config)
         if warning:
             outcome.warnings.append(warning)
+        unknown = [t for t in self.config.allowed_toolsets if t not in TOOLSETS]
+        if unknown:
+            outcome.warnings.append(
+                f"review.allowed_toolsets: unknown tool set(s) {', '.join(unknown)} ignored; known: memory, skills"
+            )
         allowed = self.config.allowed_tools(kind)
         self._journal(
             "review.started", snapshot, {"kind": kind.value, "tools": allowed, "warnings": outcome.warnings}
