@@ -40,7 +40,9 @@ def test_asking_to_remember_triggers_a_review_at_once_and_unknown_tool_sets_warn
             return reply("Okay.")
         reviews.append(len(body["messages"]))
         if len(reviews) == 1:
-            return reply("", tool_calls=[("propose_fact", {"statement": "The owner is vegetarian", "refs": []})])
+            return reply(
+                "", tool_calls=[("propose_fact", {"statement": "The owner is vegetarian", "refs": []})]
+            )
         return reply("Done.")
 
     ollama_server.default = respond
