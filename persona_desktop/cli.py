@@ -466,7 +466,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
             print(outcome.summary(), file=sys.stderr)
 
     def review(kind: Any, snapshot: Any) -> Any:
-        return _review_runner(rt).run(snapshot, kind, stop.is_set)
+        outcome = _review_runner(rt).run(snapshot, kind, stop.is_set)
+        if outcome.applied:
+            _export_after(rt)
+        return outcome
 
     def show(piece: str) -> None:
         sys.stdout.write(piece)

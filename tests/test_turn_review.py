@@ -44,6 +44,9 @@ def test_counters_fire_on_the_configured_turn_and_reset_on_remember() -> None:
     # no skill reviews unless the skills tool set is allowed
     memory_only = TurnCounter(ReviewConfig(memory_interval=2, skill_interval=1))
     assert [memory_only.owner_turn(t) for t in ("a", "b")] == [None, ReviewKind.MEMORY]
+    # and no memory reviews when only skills are allowed
+    skills_only = TurnCounter(ReviewConfig(memory_interval=1, skill_interval=2, allowed_toolsets=("skills",)))
+    assert [skills_only.owner_turn(t) for t in ("remember this", "b")] == [None, ReviewKind.SKILL]
 
 
 def test_terminal_chat_fires_the_review_on_the_configured_turn(

@@ -162,6 +162,9 @@ class ReviewConfig:
     def skills_allowed(self) -> bool:
         return "skills" in self.allowed_toolsets
 
+    def memory_allowed(self) -> bool:
+        return "memory" in self.allowed_toolsets
+
 
 class TurnCounter:
     """When a review is due, counted in owner turns, as Hermes counts them."""
@@ -176,7 +179,9 @@ class TurnCounter:
         self.memory_turns += 1
         if cfg.skills_allowed():
             self.skill_turns += 1
-        memory_due = asks_to_remember(text) or self.memory_turns >= cfg.memory_interval
+        memory_due = cfg.memory_allowed() and (
+            asks_to_remember(text) or self.memory_turns >= cfg.memory_interval
+        )
         skill_due = cfg.skills_allowed() and self.skill_turns >= cfg.skill_interval
         if memory_due:
             self.memory_turns = 0
@@ -191,7 +196,9 @@ class TurnCounter:
 
 def default_kind(config: ReviewConfig) -> ReviewKind:
     """For a review the owner starts by hand: everything the allowed tool sets cover."""
-    return ReviewKind.COMBINED if config.skills_allowed() else ReviewKind.MEMORY
+    if config.skills_allowed():
+        return ReviewKind.COMBINED if config.memory_allowed() else ReviewKind.SKILL
+    return ReviewKind.MEMORY
 
 
 def load_prompt(kind: ReviewKind, config: ReviewConfig) -> tuple[str, str | None]:
