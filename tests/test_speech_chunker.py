@@ -215,3 +215,26 @@ def test_feeding_after_stop_is_ignored(
     session.stop()
     session.feed_pcm16(b"\x00\x00" * 1600)
     assert session.stop().chunks == 0
+
+
+def test_starting_a_session_applies_text_retention(
+    runtime: Runtime, transcriber: WhisperTranscriber, spoken: list[np.ndarray]
+) -> None:
+    old = StepClock(datetime.now(UTC) - timedelta(days=40))
+    session = SpeechSession(transcriber, runtime.uow, clock=old)
+    session.start()
+    feed_stream(session.feed_pcm16, np.concatenate([spoken[2], silence(1.5)]), old)
+    session.stop()
+    with runtime.uow.read() as uow:
+        assert len(uow.fragments.all(Kind.SPEECH)) == 1
+
+    kept = SpeechSession(transcriber, runtime.uow, text_retention_days=60)
+    kept.start()
+    kept.stop()
+    with runtime.uow.read() as uow:
+        assert len(uow.fragments.all(Kind.SPEECH)) == 1
+    purging = SpeechSession(transcriber, runtime.uow, text_retention_days=30)
+    purging.start()
+    purging.stop()
+    with runtime.uow.read() as uow:
+        assert uow.fragments.all(Kind.SPEECH) == []

@@ -20,10 +20,11 @@ from pathlib import Path
 from persona_desktop.capture.speech import ChunkerOptions, SpeechChunk, SpeechChunker, new_recording_id
 from persona_desktop.capture.speech_clips import purge_expired_clips
 from persona_desktop.capture.speech_recording import Origin, Recording, SegmentWriter
-from persona_desktop.domain.model import NewFragment
+from persona_desktop.domain.model import Kind, NewFragment
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import Transcriber, UnitOfWorkFactory
 from persona_desktop.services.ingest import ingest
+from persona_desktop.services.screen_retention import purge_expired_fragments
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class SpeechSession:
         data_dir: Path | None = None,
         keep_audio: bool = False,
         audio_retention_days: int = 7,
+        text_retention_days: int | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         options: ChunkerOptions | None = None,
         on_fragments: FragmentsCallback | None = None,
@@ -66,6 +68,7 @@ class SpeechSession:
         self._clock = clock
         self._data_dir = data_dir
         self._retention_days = audio_retention_days
+        self._text_retention_days = text_retention_days
         self._writer = SegmentWriter(self.recording, data_dir, keep_audio)
         self._chunker = SpeechChunker(self.recording.recording_id, clock, options or ChunkerOptions())
         self._queue: queue.Queue[SpeechChunk | None] = queue.Queue()
@@ -92,8 +95,12 @@ class SpeechSession:
         return self.recording.recording_id
 
     def start(self) -> None:
+        """Apply retention (old clips, old transcripts if `text_retention_days`), then listen."""
+        now = self._clock()
         if self._data_dir is not None:
-            purge_expired_clips(self._data_dir, self._clock(), self._retention_days)
+            purge_expired_clips(self._data_dir, now, self._retention_days)
+        if self._text_retention_days is not None:
+            purge_expired_fragments(self._uow, Kind.SPEECH, self._text_retention_days, now)
         self._thread.start()
 
     def feed_pcm16(self, data: bytes | bytearray | memoryview) -> None:
