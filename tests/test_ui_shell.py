@@ -249,6 +249,7 @@ def test_self_test_runs_a_cycle_when_the_host_answers(
         "review window",
         "memory browser",
         "settings dialog",
+        "chat window",
         "first-run dialog",
     ):
         assert f"{window}: built" in text, text

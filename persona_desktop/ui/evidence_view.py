@@ -16,7 +16,8 @@ from persona_desktop.services.review import EvidenceItem
 
 _IMAGE_KEYS = ("crop", "crop_path", "image", "image_path")
 _AUDIO_KEYS = ("clip", "clip_path", "audio")
-_AUTHOR = {"owner": "you", "assistant": "assistant", "other": "someone else", "unknown": "unknown speaker"}
+CROP_WIDTH = 340  # fits the evidence pane without a horizontal scroll bar
+_AUTHOR = {"owner": "you", "assistant": "assistant", "other": "someone else", "unknown": "an unknown author"}
 
 
 def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
@@ -120,7 +121,7 @@ class EvidenceCard(QFrame):
             painter.end()
         self.image_label = QLabel()
         self.image_label.setPixmap(
-            pm.scaledToWidth(min(560, pm.width()), Qt.TransformationMode.SmoothTransformation)
+            pm.scaledToWidth(min(CROP_WIDTH, pm.width()), Qt.TransformationMode.SmoothTransformation)
         )
         lay.addWidget(self.image_label)
 

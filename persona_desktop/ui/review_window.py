@@ -190,6 +190,7 @@ class ReviewWindow(QMainWindow):
         pv.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # text wraps instead
         scroll.setWidget(pane)
         split = QSplitter()
         split.addWidget(left)
