@@ -48,13 +48,15 @@ def transcriber() -> Iterator[WhisperTranscriber]:
     t.close()
 
 
-def _recorder(runtime: Runtime, transcriber: WhisperTranscriber, microphone: str = ""):  # type: ignore[no-untyped-def]
+def _recorder(  # type: ignore[no-untyped-def]
+    runtime: Runtime, transcriber: WhisperTranscriber, microphone: str = "", *, native_format: bool = False
+):
     from persona_desktop.ui.audio_source import SpeechRecorder
 
     def factory(device: str) -> SpeechSession:
         return SpeechSession(transcriber, runtime.uow, device=device, data_dir=runtime.data_dir)
 
-    return SpeechRecorder(factory, microphone)
+    return SpeechRecorder(factory, microphone, native_format=native_format)
 
 
 def test_the_virtual_microphone_is_listed(pulse: Pulse, qapp: object) -> None:
@@ -68,14 +70,26 @@ def test_the_virtual_microphone_is_listed(pulse: Pulse, qapp: object) -> None:
         find_microphone("Studio Mic")
 
 
+@pytest.mark.parametrize("native_format", [False, True], ids=["16k-mono", "device-48k-stereo"])
 def test_spoken_sentence_becomes_a_fragment(
-    pulse: Pulse, qtbot: QtBot, runtime: Runtime, transcriber: WhisperTranscriber, tmp_path: Path
+    pulse: Pulse,
+    qtbot: QtBot,
+    runtime: Runtime,
+    transcriber: WhisperTranscriber,
+    tmp_path: Path,
+    native_format: bool,
 ) -> None:
     wav = synth(tmp_path / "say.wav", SENTENCES[0])
-    recorder = _recorder(runtime, transcriber)
+    recorder = _recorder(runtime, transcriber, native_format=native_format)
     try:
         with qtbot.waitSignal(recorder.started, timeout=10_000) as started:
             recorder.start()
+        fmt = recorder.format_used
+        assert fmt is not None
+        if native_format:  # the virtual mic's own format: 48 kHz stereo, converted by us
+            assert (fmt.sampleRate(), fmt.channelCount()) == (48000, 2)
+        else:
+            assert (fmt.sampleRate(), fmt.channelCount()) == (16000, 1)
         recording_id = started.args[0]
         assert recorder.running and recorder.recording_id == recording_id
         qtbot.wait(500)  # some silence first
@@ -179,7 +193,6 @@ def test_a_microphone_that_cannot_open_reports_and_stays_off(
                 "module-remap-source",
                 f"master={pulse.sink}.monitor",
                 f"source_name={pulse.source}",
-                "channels=1",
             ],
             env=pulse.env,
             check=True,

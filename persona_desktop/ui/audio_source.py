@@ -52,7 +52,13 @@ def find_microphone(name: str) -> QAudioDevice:
     raise CaptureUnavailableError(f"microphone {name!r} not found; available: {names}")
 
 
-def _format_for(device: QAudioDevice) -> QAudioFormat:
+def _format_for(device: QAudioDevice, native: bool = False) -> QAudioFormat:
+    """16 kHz mono 16-bit when the device offers it, else its own format (converted here).
+
+    Windows' shared-mode WASAPI, for one, only offers its mix format (48 kHz float stereo).
+    """
+    if native:
+        return device.preferredFormat()
     wanted = QAudioFormat()
     wanted.setSampleRate(SAMPLE_RATE)
     wanted.setChannelCount(1)
@@ -67,10 +73,11 @@ class _Reader(QObject):
     failed = Signal(str)
     finished = Signal(object, object)  # this reader, SessionStats
 
-    def __init__(self, session: SpeechSession, device: QAudioDevice) -> None:
+    def __init__(self, session: SpeechSession, device: QAudioDevice, native: bool = False) -> None:
         super().__init__()
         self._session = session
         self._device = device
+        self._native = native
         self._source: QAudioSource | None = None
         self._io = None
         self._format = QAudioFormat()
@@ -81,7 +88,7 @@ class _Reader(QObject):
 
     @Slot()
     def open(self) -> None:
-        self._format = _format_for(self._device)
+        self._format = _format_for(self._device, self._native)
         self._source = QAudioSource(self._device, self._format, self)
         self._source.setBufferSize(SAMPLE_RATE)  # ~0.5 s at 16 kHz/16-bit
         self._io = self._source.start()
@@ -102,6 +109,10 @@ class _Reader(QObject):
         }.get(error, "failed")
         self.failed.emit(f"microphone {self._device.description()!r} {what}: speech capture is off")
         self.close()
+
+    @property
+    def audio_format(self) -> QAudioFormat:
+        return self._format
 
     def _check_health(self) -> None:
         # Polled, not via stateChanged: that signal comes from the audio backend's own
@@ -170,10 +181,19 @@ class SpeechRecorder(QObject):
     failed = Signal(str)
     fragments_added = Signal(int)
 
-    def __init__(self, session_factory: SessionFactory, microphone: str = "", parent: QObject | None = None):
+    def __init__(
+        self,
+        session_factory: SessionFactory,
+        microphone: str = "",
+        parent: QObject | None = None,
+        *,
+        native_format: bool = False,
+    ) -> None:
         super().__init__(parent)
         self._factory = session_factory
         self.microphone = microphone
+        self.native_format = native_format  # read the device's own format and convert
+        self.format_used: QAudioFormat | None = None
         self._thread: QThread | None = None
         self._reader: _Reader | None = None
         self._session: SpeechSession | None = None
@@ -200,7 +220,7 @@ class SpeechRecorder(QObject):
         session.start()
         thread = QThread(self)
         thread.setObjectName("speech-reader")
-        reader = _Reader(session, device)
+        reader = _Reader(session, device, self.native_format)
         reader.moveToThread(thread)
         reader.opened.connect(self._on_opened)
         reader.failed.connect(self._on_reader_failed)
@@ -237,6 +257,8 @@ class SpeechRecorder(QObject):
         self._cleanup()
 
     def _on_opened(self) -> None:
+        if self._reader is not None:
+            self.format_used = self._reader.audio_format
         if self._session is not None:
             self.started.emit(self._session.recording_id)
 
