@@ -169,3 +169,16 @@ def test_sync_follows_the_setting() -> None:
     assert is_enabled()
     autostart.sync_autostart(False)
     assert not is_enabled()
+
+
+def test_entries_pass_desktop_file_validate() -> None:
+    """The freedesktop.org validator (desktop-file-utils) accepts the autostart and menu entries."""
+    path = enable_autostart(
+        ["--data-dir", '/tmp/my "data" dir/100%'], command=["/opt/persona-desktop/persona-desktop"]
+    )
+    menu_entry = Path(__file__).resolve().parents[1] / "installer" / "deb" / "persona-desktop.desktop"
+    for entry in (path, menu_entry):
+        proc = subprocess.run(
+            ["desktop-file-validate", str(entry)], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert proc.returncode == 0 and not proc.stdout.strip(), f"{entry}: {proc.stdout}{proc.stderr}"
