@@ -112,6 +112,21 @@ def test_unchanged_frame_skips_ocr_and_a_changed_line_is_read_alone(ocr: Countin
     assert changed.fragments[0].ref.endswith(":m1:l1")  # line numbers count within this capture
 
 
+def test_two_changed_places_are_read_in_one_tesseract_call(ocr: CountingOcr) -> None:
+    clock = StepClock()
+    pipe = ScreenPipeline(ocr, RULES)
+    lines = [*LINES, "Lunch with the design team", "Renew the library card"]
+    pipe.process(frame(lines, gap=2.6), [], clock.now())
+    calls = len(ocr.shapes)
+    clock.advance(10)
+    edited = ["Project Heron status report", *lines[1:4], "Return the library books"]
+    result = pipe.process(frame(edited, gap=2.6), [], clock.now())
+    assert [f.text for f in result.fragments] == [edited[0], edited[4]]
+    assert len(ocr.shapes) == calls + 1 and result.regions == 2
+    assert result.fragments[0].locator["region"] == 0 and result.fragments[1].locator["region"] == 1
+    assert result.fragments[1].locator["bbox"][1] > 200  # back in frame pixels, not canvas pixels
+
+
 def test_forced_capture_after_max_gap_stores_nothing_already_stored(ocr: CountingOcr) -> None:
     clock = StepClock()
     pipe = ScreenPipeline(ocr, RULES, max_gap=timedelta(seconds=60), dedup=timedelta(minutes=30))

@@ -97,14 +97,16 @@ def bands_of(rows: Rows, height: int, width: int, tile: int = TILE) -> list[Box]
 
 def _narrow(band: Box, words: npt.NDArray[np.uint32], new_cells: Rows) -> Box:
     """Cut a band down to the text around its new cells: from their columns, widen while
-    ink (a column that is not one flat colour within the band) follows within GAP pixels,
+    ink follows within GAP pixels,
     so that a line is kept whole but a clock does not drag the whole screen width along."""
     w = words.shape[1]
     cols = np.flatnonzero(new_cells)
     if cols.size == 0:
         return band
     left, right = int(cols[0]) * STRIP, min(w, (int(cols[-1]) + 1) * STRIP)
-    ink = np.flatnonzero((words != words[0]).any(axis=0))
+    # ink: a column where some pixel differs from its left neighbour (glyphs do; the edge
+    # between a window and a full-width taskbar does not)
+    ink = np.flatnonzero((words[:, 1:] != words[:, :-1]).any(axis=0)) + 1
     for c in ink[ink < left][::-1]:
         if left - int(c) > GAP:
             break
@@ -159,5 +161,7 @@ class ChangeDetector:
         if sum(b[3] - b[1] for b in bands) >= self._full_fraction * h:
             return Change(True, True, (whole,), fraction)
         words = _words(pixels)
-        narrowed = tuple(_narrow(b, words[b[1] : b[3]], ~known[b[1] : b[3]].all(axis=0)) for b in bands)
+        narrowed = tuple(
+            _narrow(b, words[b[1] : b[3]], np.logical_not(known[b[1] : b[3]].all(axis=0))) for b in bands
+        )
         return Change(True, False, narrowed, fraction)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from PIL import Image
 
 from persona_desktop.capture.screen_change import ChangeDetector
@@ -64,6 +65,22 @@ def to_gray(pixels: Pixels, bgra: bool) -> Pixels:
     c = pixels.astype(np.uint16)
     r, g, b = (c[:, :, 2], c[:, :, 1], c[:, :, 0]) if bgra else (c[:, :, 0], c[:, :, 1], c[:, :, 2])
     return ((r * 77 + g * 150 + b * 29) >> 8).astype(np.uint8)
+
+
+BAND_GAP = 24  # px of blank between stacked bands
+
+
+def _stack(grays: Sequence[Pixels]) -> tuple[Pixels, npt.NDArray[np.int64]]:
+    """Bands one under another on a white canvas; returns it and each band's top offset."""
+    if len(grays) == 1:
+        return grays[0], np.zeros(1, dtype=np.int64)
+    width = max(g.shape[1] for g in grays)
+    heights = [g.shape[0] for g in grays]
+    offsets = np.cumsum([0] + [hh + BAND_GAP for hh in heights[:-1]]).astype(np.int64)
+    canvas = np.full((int(offsets[-1]) + heights[-1], width), 255, dtype=np.uint8)
+    for g, off in zip(grays, offsets, strict=True):
+        canvas[int(off) : int(off) + g.shape[0], : g.shape[1]] = g
+    return canvas, offsets
 
 
 def _intersect(a: Box, b: Box) -> Box | None:
@@ -174,17 +191,24 @@ class ScreenPipeline:
         return pixels
 
     def _read(self, pixels: Pixels, bgra: bool, bands: Sequence[Box]) -> list[tuple[int, OcrLine]]:
-        """OCR each band; lines in frame pixels, with their band's index, partial lines dropped."""
+        """OCR the bands, stacked into one image (one Tesseract start, ~0.1 s, instead of one
+        per band); lines come back in frame pixels with their band's index, partial ones dropped."""
         h = pixels.shape[0]
+        grays = [to_gray(pixels[top:bottom, left:right], bgra) for left, top, right, bottom in bands]
+        canvas, offsets = _stack(grays)
         out: list[tuple[int, OcrLine]] = []
-        for i, (left, top, right, bottom) in enumerate(bands):
-            gray = to_gray(pixels[top:bottom, left:right], bgra)
-            for line in self.ocr.read(gray):
-                if top > 0 and line.box[1] <= EDGE:
-                    continue
-                if bottom < h and line.box[3] >= bottom - top - EDGE:
-                    continue
-                out.append((i, line.shifted(left, top)))
+        for line in self.ocr.read(canvas):
+            cy = (line.box[1] + line.box[3]) // 2
+            i = max(0, int(np.searchsorted(offsets, cy, side="right")) - 1)
+            left, top, _, bottom = bands[i]
+            local = line.shifted(0, -int(offsets[i]))
+            if local.box[1] < 0 or local.box[3] > bottom - top:
+                continue  # straddles two bands: cannot be a real line
+            if top > 0 and local.box[1] <= EDGE:
+                continue
+            if bottom < h and local.box[3] >= bottom - top - EDGE:
+                continue
+            out.append((i, local.shifted(left, top)))
         return out
 
     def _fresh(
