@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import ScreenGrabber, WindowInfo
+from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
 from persona_desktop.capture.screen_privacy import PauseState
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CaptureUnavailableError, PersonaError
@@ -52,6 +52,19 @@ class LoopStatus:
 
 
 Sources = list[tuple[SourceInfo, list[NewFragment]]]
+
+
+def _window_list(windows: WindowInfo) -> list[WindowDesc]:
+    try:
+        return windows.windows()
+    except Exception:
+        log.debug("window list failed", exc_info=True)
+        return []
+
+
+def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
+    w = next((w for w in windows if w.active), None)
+    return None if w is None else (w.app, w.title, w.wid)
 
 
 class ScreenCaptureLoop:
@@ -201,16 +214,18 @@ class ScreenCaptureLoop:
         self._maybe_maintain(now)
         results: list[CaptureResult] = []
         sources: Sources = []
-        try:
-            window_list = windows.windows()
-        except Exception:
-            log.debug("window list failed", exc_info=True)
-            window_list = []
+        window_list = _window_list(windows)
         for monitor in grabber.monitors():
             if self._interrupted():
                 return []
             at = self._clock.now()  # grab time, per monitor
             frame = grabber.grab(monitor)
+            after = _window_list(windows)
+            if _active(after) != _active(window_list):
+                # the focus moved while grabbing: the exclusions checked may not fit the pixels
+                results.append(CaptureResult(monitor.index, "unsettled"))
+                window_list = after
+                continue
             try:
                 result = self.pipeline.process(frame, window_list, at, force=force, remember=False)
             except CaptureUnavailableError:
