@@ -25,7 +25,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
-from persona_desktop.bootstrap import Runtime, open_runtime
+from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
 from persona_desktop.config import Settings
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
@@ -51,14 +51,19 @@ def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
     return make
 
 
-def _autostart() -> Callable[[bool], None] | None:
+def _autostart(data_dir: Path) -> Callable[[bool], None] | None:
     try:
-        from persona_desktop import autostart  # type: ignore[attr-defined]
+        from persona_desktop import autostart
     except ImportError:
         return None
+    # a non-default data dir must be the one the login start opens too
+    extra = [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
 
     def apply(on: bool) -> None:
-        (autostart.enable_autostart if on else autostart.disable_autostart)()
+        if on:
+            autostart.enable_autostart(extra)
+        else:
+            autostart.disable_autostart()
 
     return apply
 
@@ -82,7 +87,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         clock=rt.clock,
         llm=llm,
         llm_for=_llm_for(s),
-        autostart=_autostart(),
+        autostart=_autostart(rt.data_dir),
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
     )
 
@@ -226,6 +231,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
         return 0
     instance = SingleInstance(name)
     instance.listen()
+    print(f"persona-desktop: running, data dir {rt.data_dir}", flush=True)
     ctx = build_context(rt)
     shell = build_shell(ctx, rt)
     instance.activated.connect(shell.open_review)

@@ -82,6 +82,24 @@ def test_ok_saves_every_change_to_the_file(dialog: SettingsDialog, ui_ctx: UiCon
     assert set(saved.weights()) == set(SIGNALS)
 
 
+def test_start_at_login_writes_and_removes_the_autostart_entry(
+    shell: Shell, ui_ctx: UiContext, qtbot: QtBot
+) -> None:
+    from persona_desktop import autostart
+
+    dialog = shell.open_settings()
+    dialog.fields["app.start_at_login"].set_value(True)
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.accept()
+    entry = autostart.autostart_path()
+    assert entry.is_file() and str(ui_ctx.data_dir) in entry.read_text()  # the same data dir at login
+    dialog = shell.open_settings()
+    dialog.fields["app.start_at_login"].set_value(False)
+    with qtbot.waitSignal(dialog.saved, timeout=TIMEOUT):
+        dialog.accept()
+    assert not entry.exists()
+
+
 def test_cancel_stores_nothing(dialog: SettingsDialog, ui_ctx: UiContext) -> None:
     dialog.fields["sleep.enabled"].set_value(True)
     dialog.reject()

@@ -130,7 +130,13 @@ def test_deferred_run_retries_on_the_next_tick(
 
 
 def test_cancel_from_the_menu_stops_the_run(
-    shell: Shell, ui_ctx: UiContext, cli: Cli, ollama_server: OllamaServer, tmp_path: Path, qtbot: QtBot
+    shell: Shell,
+    ui_ctx: UiContext,
+    runtime: Runtime,
+    cli: Cli,
+    ollama_server: OllamaServer,
+    tmp_path: Path,
+    qtbot: QtBot,
 ) -> None:
     _enable_cycle(ui_ctx, ollama_server)
     _chat(cli, tmp_path)
@@ -140,9 +146,15 @@ def test_cancel_from_the_menu_stops_the_run(
         qtbot.waitUntil(lambda: len(ollama_server.requests) > 0, timeout=TIMEOUT)
         assert shell.cancel_action.isVisible()
         shell.cancel_action.trigger()
-    assert done.args[0].status is RunStatus.CANCELLED
+    outcome = done.args[0]
+    assert outcome.status is RunStatus.CANCELLED
     qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
     assert not shell.cancel_action.isVisible()
+    # the store is consistent: the run is closed and the lease is free for the next runner
+    with runtime.uow() as uow:
+        run = uow.runs.get(outcome.run_id) if outcome.run_id is not None else uow.runs.latest()
+        assert run is not None and run.status is RunStatus.CANCELLED and run.finished_at is not None
+        assert uow.leases.acquire("sleep", "next-runner", ui_ctx.clock.now(), 60) is None
 
 
 def test_run_now_with_the_cycle_off_calls_no_llm(
@@ -256,6 +268,31 @@ def test_self_test_runs_a_cycle_when_the_host_answers(
     assert "sleep cycle: done: Memory: 1 fact added" in text, text
     assert lines[-1] == "self-test: OK"
     assert (data_dir / "settings.json").read_text() == settings_before
+
+
+def test_app_runs_single_instance_and_quits_on_sigterm(data_dir: Path, tmp_path: Path) -> None:
+    """`persona-desktop` offscreen (no tray: the small main window); a second launch only knocks."""
+    import signal
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    (data_dir).mkdir(parents=True)
+    (data_dir / "settings.json").write_text('{"app.first_run_done": true}\n')
+    cmd = [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir)]
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as first:
+        try:
+            assert first.stdout is not None
+            ready = first.stdout.readline()  # printed once it listens for later launches
+            assert ready.startswith("persona-desktop: running"), ready + first.stderr.read()  # type: ignore[union-attr]
+            second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=False)
+            assert second.returncode == 0 and "already running" in second.stdout, second
+            assert first.poll() is None  # the first one is still up
+            first.send_signal(signal.SIGTERM)
+            _out, err = first.communicate(timeout=30)
+            assert first.returncode == 0, err
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.communicate(timeout=10)
 
 
 def test_self_test_flag_without_a_host(data_dir: Path) -> None:
