@@ -205,3 +205,23 @@ def test_a_decision_in_the_review_window_rewrites_the_export(
     window.changed.emit()
     qtbot.waitUntil(lambda: (vault / PROFILE).exists() and not shell.ops.busy(), timeout=TIMEOUT)
     assert "The owner likes topic 0" in (vault / PROFILE).read_text(encoding="utf-8")
+
+
+def test_the_conversation_goes_on_in_a_new_window_and_new_chat_starts_another(
+    window: ChatWindow, ui_ctx: UiContext, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    ollama_server.reply("Hello Ann.")
+    ollama_server.reply("Still here.")
+    _type_and_send(qtbot, window, "hi, I am Ann")
+    first_id = window.session.id
+    again = ChatWindow(ui_ctx)
+    qtbot.addWidget(again)
+    assert again.session.id == first_id
+    assert "Hello Ann." in again.transcript.toPlainText()
+    _type_and_send(qtbot, again, "still there?")
+    refs = [m.ref for m in again.session.conversation.messages]
+    assert refs == [f"chat:assistant:{first_id}:{n}" for n in range(4)]
+    assert again.session.model_messages()[1]["content"] == "hi, I am Ann"  # the model sees the history
+    assert again.new_chat()
+    assert again.session.id != first_id and "Hello Ann." not in again.transcript.toPlainText()
+    assert again.shutdown()

@@ -55,13 +55,14 @@ class TurnOutcome:
 class Conversation:
     id: str
     messages: list[ChatMessage] = field(default_factory=list)
+    next_n: int = 0  # the next message number: refs are never reused, even after a gap
 
     @property
     def source_key(self) -> str:
         return f"{SOURCE_PREFIX}{self.id}"
 
     def next_ref(self) -> str:
-        return f"{self.source_key}:{len(self.messages)}"
+        return f"{self.source_key}:{self.next_n}"
 
 
 def new_conversation_id(at: datetime) -> str:
@@ -132,7 +133,7 @@ class ChatSession:
     def _store(self, role: str, text: str, extra: dict[str, Any] | None = None) -> ChatMessage:
         at = self._clock.now()
         conv = self.conversation
-        n = len(conv.messages)
+        n = conv.next_n
         message = ChatMessage(conv.next_ref(), role, text, at)
         fragment = NewFragment(
             ref=message.ref,
@@ -162,6 +163,7 @@ class ChatSession:
             uow.commit()
         self.source_id = result.source_id
         conv.messages.append(message)
+        conv.next_n = n + 1
         return message
 
     def ask(self, text: str, cancel: Callable[[], bool] = lambda: False) -> Generator[str, None, TurnOutcome]:
@@ -233,3 +235,24 @@ def load_messages(uow_factory: UnitOfWorkFactory, source_id: int) -> list[ChatMe
         ChatMessage(f.ref, "owner" if f.author is Author.OWNER else "assistant", f.text, f.captured_at)
         for f in ordered
     ]
+
+
+def resume_latest(
+    uow_factory: UnitOfWorkFactory,
+    llm_factory: Callable[[], ChatModel],
+    clock: Clock,
+    include_observations: bool = False,
+) -> ChatSession:
+    """Go on with the newest conversation (its history kept), or start one if there is none."""
+    session = ChatSession(uow_factory, llm_factory, clock, include_observations)
+    try:
+        conv_id, source_id = latest_conversation(uow_factory)
+        messages = load_messages(uow_factory, source_id)
+    except NotFoundError:
+        return session
+    last = max(
+        (int(m.ref.rsplit(":", 1)[1]) for m in messages if m.ref.rsplit(":", 1)[1].isdigit()), default=-1
+    )
+    session.conversation = Conversation(conv_id, messages, last + 1)
+    session.source_id = source_id
+    return session

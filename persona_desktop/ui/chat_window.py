@@ -27,7 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from persona_desktop.errors import PersonaError
-from persona_desktop.services.chat import ChatMessage, ChatSession, TurnOutcome, system_prompt
+from persona_desktop.services.chat import (
+    ChatMessage,
+    ChatSession,
+    TurnOutcome,
+    resume_latest,
+    system_prompt,
+)
 from persona_desktop.services.markdown_export import export_if_enabled
 from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.services.turn_review import (
@@ -155,7 +161,8 @@ class ChatWindow(QWidget):
         self.ctx = ctx
         self.setWindowTitle("Chat with Persona")
         self.resize(640, 720)
-        self.session = ChatSession(
+        # the newest conversation goes on, its history kept; "New chat" starts another
+        self.session = resume_latest(
             ctx.uow,
             ctx.llm,  # type: ignore[arg-type]
             ctx.clock,
@@ -164,7 +171,7 @@ class ChatWindow(QWidget):
         self.counter = TurnCounter(ReviewConfig.from_settings(ctx.settings))
         self.stream: StreamWorker | None = None
         self.reviewer: ReviewWorker | None = None
-        self.lines: list[_Line] = []
+        self.lines: list[_Line] = [_Line(m.role, m.text) for m in self.session.conversation.messages]
         self.skipped_reviews = 0
         self._failure_reported = False
         self._warned: set[str] = set()
@@ -202,8 +209,12 @@ class ChatWindow(QWidget):
         self.stop_button.setToolTip("Stop the answer; what came so far is kept")
         self.stop_button.clicked.connect(self.cancel)
         self.stop_button.setEnabled(False)
+        self.new_button = QPushButton("New chat")
+        self.new_button.setToolTip("Start a new conversation; this one stays stored")
+        self.new_button.clicked.connect(self.new_chat)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.new_button)
         row.addLayout(buttons)
         layout.addLayout(row)
         self._render()
@@ -236,10 +247,26 @@ class ChatWindow(QWidget):
         worker.finished.connect(self._on_stream_thread_finished)
         self.stream = worker
         self.send_button.setEnabled(False)
+        self.new_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.status.setText("Persona is answering...")
         self._render()
         worker.start()
+        return True
+
+    def new_chat(self) -> bool:
+        if self.is_streaming():
+            return False
+        self.session = ChatSession(
+            self.ctx.uow,
+            self.ctx.llm,  # type: ignore[arg-type]
+            self.ctx.clock,
+            include_observations=bool(self.ctx.settings.get("chat.include_observations")),
+        )
+        self.counter = TurnCounter(ReviewConfig.from_settings(self.ctx.settings))
+        self.lines = []
+        self._render()
+        self.input.setFocus()
         return True
 
     def cancel(self) -> None:
@@ -278,6 +305,7 @@ class ChatWindow(QWidget):
             self.stream.deleteLater()
             self.stream = None
         self.send_button.setEnabled(True)
+        self.new_button.setEnabled(True)
         self.stop_button.setEnabled(False)
         if self.reviewer is None:
             self.status.setText(self._idle_status())
