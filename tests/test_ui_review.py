@@ -235,3 +235,19 @@ def test_memory_revert_and_forget_source_are_journaled(
         assert uow.fragments.of_source(other.source_id) == []
         assert uow.facts.get(other.applied[0]).status is FactStatus.REVERTED  # type: ignore[union-attr]
         assert uow.fragments.of_source(seeded.source_id) != []  # the other source is untouched
+
+
+def test_qt_model_calls_keep_python_singletons_alive(qapp: object) -> None:
+    """PySide6 6.12.0 on CPython 3.11 dropped a reference to None on every void call
+    (beginResetModel, clearSelection...) and a long review session died with
+    "Fatal Python error: none_dealloc". pyproject pins below 6.12; this guards the pin."""
+    import sys
+
+    from persona_desktop.ui.table_model import Column, RecordTableModel
+
+    model = RecordTableModel([Column("n", str)], key=int)
+    before = sys.getrefcount(None)
+    for _ in range(200):
+        model.set_rows(range(3))
+        model.remove_keys([1])
+    assert sys.getrefcount(None) >= before - 5  # a few may move elsewhere; 400 lost would be the bug
