@@ -225,3 +225,24 @@ def test_the_conversation_goes_on_in_a_new_window_and_new_chat_starts_another(
     assert again.new_chat()
     assert again.session.id != first_id and "Hello Ann." not in again.transcript.toPlainText()
     assert again.shutdown()
+
+
+def test_a_slow_review_never_blocks_the_chat_and_only_one_runs_at_a_time(
+    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+) -> None:
+    use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=1)
+
+    def respond(body):  # type: ignore[no-untyped-def]
+        return reply("Nothing to save.", delay=1.5) if body.get("tools") else reply("Quick answer.")
+
+    ollama_server.default = respond
+    events: list[str] = []
+    window.turn_finished.connect(lambda _o: events.append("answer"))
+    window.review_finished.connect(lambda _o: events.append("review"))
+    _type_and_send(qtbot, window, "first")
+    assert window.is_reviewing()
+    _type_and_send(qtbot, window, "second")  # answered while the review still runs
+    assert window.is_reviewing() and window.skipped_reviews == 1
+    qtbot.waitUntil(lambda: window.reviewer is None, timeout=TIMEOUT)
+    assert events == ["answer", "answer", "review"]
+    assert sum(1 for b in ollama_server.chat_bodies() if b.get("tools")) == 1
