@@ -508,6 +508,38 @@ def cmd_chat(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_skills(args: argparse.Namespace) -> int:
+    """The skills the owner approved: `skills` lists them, `skills show NAME` prints one."""
+    from persona_desktop.services.skills import active_skills, skill_name, summary_line
+
+    rt = _runtime(args)
+    try:
+        items = active_skills(rt.uow)
+    finally:
+        rt.close()
+    if args.show and args.name is None:
+        raise PersonaError("skills show needs a NAME")
+    if args.name is not None:
+        wanted = skill_name(args.name)
+        found = next((s for s in items if s.name == wanted), None)
+        if found is None:
+            raise PersonaError(f"there is no active skill named {wanted}")
+        sys.stdout.write(found.content)
+        return 0
+    if args.json:
+        _emit_json(
+            [
+                {"id": s.id, "name": s.name, "content": s.content, "updated_at": s.updated_at.isoformat()}
+                for s in items
+            ]
+        )
+        return 0
+    for s in items:
+        print(f"{s.name:30} {summary_line(s)}")
+    print(f"{len(items)} skill(s)")
+    return 0
+
+
 def cmd_review_run(args: argparse.Namespace) -> int:
     from persona_desktop.services.chat import latest_conversation, load_messages, system_prompt
     from persona_desktop.services.turn_review import ReviewConfig, ReviewKind, default_kind, make_snapshot
@@ -670,6 +702,11 @@ def build_parser() -> argparse.ArgumentParser:
     facts.add_argument("--json", action="store_true")
     facts.set_defaults(handler=cmd_facts)
 
+    skills_cmd = sub.add_parser("skills", help="the skills you approved; `skills show NAME`")
+    skills_cmd.add_argument("show", nargs="?", choices=["show"])
+    skills_cmd.add_argument("name", nargs="?")
+    skills_cmd.add_argument("--json", action="store_true")
+    skills_cmd.set_defaults(handler=cmd_skills)
     chat_cmd = sub.add_parser("chat", help="chat with the assistant in the terminal (stdin lines; /quit)")
     chat_cmd.set_defaults(handler=cmd_chat)
     rev = sub.add_parser("review", help="the turn review of the chat with the assistant")

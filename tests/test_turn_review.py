@@ -177,7 +177,7 @@ def test_an_unreadable_prompt_override_falls_back_with_a_warning(
 
 
 def test_updates_forgets_and_skills_wait_for_approval_and_apply_on_it(
-    runtime: Runtime, ollama_server: OllamaServer
+    runtime: Runtime, ollama_server: OllamaServer, cli: Cli
 ) -> None:
     tea = add_fact(runtime, "The owner drinks green tea")
     city = add_fact(runtime, "The owner lives in Oslo", "home")
@@ -225,6 +225,10 @@ def test_updates_forgets_and_skills_wait_for_approval_and_apply_on_it(
         assert uow.facts.get(tea).status is FactStatus.REVERTED  # type: ignore[union-attr]
         [written] = uow.skills.all()
     assert written.name == "moving-checklist" and "Change the address" in written.content
+    listed = cli("skills")
+    assert listed.code == 0 and listed.out.startswith("moving-checklist") and "Moving checklist" in listed.out
+    assert cli("skills", "show", "moving-checklist").out == written.content
+    assert cli("skills", "show").code == 1 and cli("skills", "show", "nope").code == 1
 
     # undo walks back: the skill goes, the forgotten fact returns
     assert "skill moving-checklist" in review.undo(runtime.uow, now)
