@@ -615,6 +615,13 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.value is None:
         raise PersonaError(f"config set {args.key} needs a VALUE")
     settings.set(args.key, args.value)
+    if args.key == "app.start_at_login":  # the XDG autostart entry follows the setting
+        from persona_desktop.autostart import sync_autostart
+
+        data_dir = _data_dir(args)
+        sync_autostart(
+            bool(settings.get(args.key)), ["--data-dir", str(data_dir.resolve())] if data_dir else []
+        )
     settings.save()
     print(f"{args.key} = {settings.format(args.key)}")
     return 0

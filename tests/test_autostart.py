@@ -17,6 +17,7 @@ from persona_desktop.autostart import (
     is_enabled,
     launch_command,
 )
+from tests.conftest import Cli
 
 
 def _entry(path: Path) -> dict[str, str]:
@@ -182,3 +183,28 @@ def test_entries_pass_desktop_file_validate() -> None:
             ["desktop-file-validate", str(entry)], capture_output=True, text=True, timeout=30, check=False
         )
         assert proc.returncode == 0 and not proc.stdout.strip(), f"{entry}: {proc.stdout}{proc.stderr}"
+
+
+def test_config_set_start_at_login_writes_and_removes_the_entry(cli: Cli, data_dir: Path) -> None:
+    on = cli("config", "set", "app.start_at_login", "true")
+    assert on.code == 0, on.err
+    assert is_enabled()
+    argv = _parse_exec(_entry(autostart_path())["Exec"])
+    assert argv[-2:] == ["--data-dir", str(data_dir.resolve())]  # login opens this same data dir
+    assert cli("config", "get", "app.start_at_login").out.strip() == "true"
+    off = cli("config", "set", "app.start_at_login", "false")
+    assert off.code == 0, off.err
+    assert not is_enabled()
+    assert not autostart_path().exists()
+
+
+def test_config_set_start_at_login_fails_cleanly_when_the_entry_cannot_be_written(
+    cli: Cli, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "xdg-config" / "autostart"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("a file where the folder should be")
+    result = cli("config", "set", "app.start_at_login", "true")
+    assert result.code == 1
+    assert result.err.count("\n") == 1 and "autostart" in result.err
+    assert cli("config", "get", "app.start_at_login").out.strip() == "false"  # the setting did not change
