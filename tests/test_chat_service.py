@@ -23,7 +23,16 @@ def test_prompt_carries_applied_facts_and_observations_only_when_allowed(
         uow.observations.add(None, "The owner seems to travel a lot lately.", ["travel"], datetime.now(UTC))
         uow.commit()
 
+    with runtime.uow() as uow:
+        uow.skills.add("weekly-report", "# Weekly report\n\nSend it on Friday.\n", datetime.now(UTC))
+        uow.skills.add("retired-one", "# Old\n", datetime.now(UTC))
+        retired = uow.skills.by_name("retired-one")
+        assert retired is not None
+        uow.skills.update(retired.id, retired.content, "retired", datetime.now(UTC))
+        uow.commit()
     plain = session(runtime, ollama_server).system_prompt()
+    assert "### Skill: weekly-report\n# Weekly report\n\nSend it on Friday." in plain
+    assert "retired-one" not in plain
     assert f"{fid}. The owner drinks green tea (preference)" in plain
     assert "Oslo" not in plain
     assert "travel a lot" not in plain

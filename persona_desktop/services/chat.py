@@ -28,6 +28,7 @@ LATEST_KEY = "chat.latest_conversation"
 MAX_PROMPT_FACTS = 200
 MAX_PROMPT_OBSERVATIONS = 10
 MAX_HISTORY = 40  # messages sent back to the model each turn
+MAX_PROMPT_SKILL_CHARS = 8000
 
 SYSTEM_INTRO = """\
 You are Persona, the owner's personal assistant. You run on the owner's own computer and \
@@ -88,9 +89,16 @@ def system_prompt(uow_factory: UnitOfWorkFactory, include_observations: bool) ->
             "wrong: never state them as facts; ask the owner when one matters.\n" + "\n".join(lines)
         )
     if skills:
-        lines = [f"- {s.name}: {summary_line(s)}" for s in skills]
+        blocks, budget = [], MAX_PROMPT_SKILL_CHARS
+        for skill in skills:  # whole skills while the budget lasts, then their first lines only
+            text = skill.content.strip()
+            if len(text) <= budget:
+                blocks.append(f"### Skill: {skill.name}\n{text}")
+                budget -= len(text)
+            else:
+                blocks.append(f"### Skill: {skill.name}\n{summary_line(skill)} (shortened)")
         parts.append(
-            "Skills (procedures the owner approved; follow them for their task):\n" + "\n".join(lines)
+            "Skills (procedures the owner approved; follow them for their task):\n\n" + "\n\n".join(blocks)
         )
     return "\n\n".join(parts)
 
