@@ -148,7 +148,7 @@ def test_loop_reads_windows_skips_the_vault_redacts_and_stores_only_changes(
 
     started = time.monotonic()
     assert loop.stop(5)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 3.0  # at most one Tesseract call finishes first
     assert loop.status().state == "stopped"
     assert not any(t.name == "screen-capture" for t in threading.enumerate())
 
