@@ -3,7 +3,7 @@
 Like Anki's `CollectionOp`/`QueryOp`: `ops.run(fn, on_done, on_error)` calls `fn()` on
 a worker thread and `on_done(result)` (or `on_error(exc)` for a PersonaError) on the
 GUI thread. `fn` must never touch a widget. Writes run one after another on one
-thread, so two decisions never race; reads (`read=True`) use a second small pool, so
+thread, so two decisions never race; reads (`read=True`) use a second thread, so
 a slow read never delays a decision (SQLite's WAL lets readers run beside a writer).
 The sleep cycle's own worker is separate; BEGIN IMMEDIATE queues writers.
 """
@@ -61,7 +61,7 @@ class Ops(QObject):
         self._pool.setMaxThreadCount(1)
         self._pool.setExpiryTimeout(2000)
         self._read_pool = QThreadPool(self)
-        self._read_pool.setMaxThreadCount(2)
+        self._read_pool.setMaxThreadCount(1)  # reads in priority order; one GIL anyway
         self._read_pool.setExpiryTimeout(2000)
         self._relays: set[_Relay] = set()
         self._default_error = on_error

@@ -98,7 +98,7 @@ class MemoryBrowser(QMainWindow):
 
     def reload(self) -> None:
         uow, needle = self._ctx.uow, self.search.text()
-        self.ops.run(lambda: review_views.all_facts(uow, needle), self._on_facts)
+        self.ops.run(lambda: review_views.all_facts(uow, needle), self._on_facts, read=True)
 
     def _on_facts(self, rows: list[Fact]) -> None:
         self.facts.set_rows(rows)
@@ -130,7 +130,7 @@ class MemoryBrowser(QMainWindow):
             return
         self._why_seq += 1
         seq, uow = self._why_seq, self._ctx.uow
-        self.ops.run(lambda: review.why(uow, fact_id), lambda p: self._on_why(seq, p))
+        self.ops.run(lambda: review.why(uow, fact_id), lambda p: self._on_why(seq, p), read=True)
 
     def _on_why(self, seq: int, prov: Provenance) -> None:
         if seq != self._why_seq:

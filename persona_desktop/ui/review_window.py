@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -68,7 +68,6 @@ class SideTabs:
 
 # Ops priorities: what the owner is looking at goes before background filling.
 SHOW, DECIDE, FILL = 20, 10, 0
-SUMMARY_BATCH = 100
 
 
 @dataclass(frozen=True)
@@ -127,6 +126,7 @@ class ReviewWindow(QMainWindow):
         self.ops = Ops(self, on_error=self._show_error)
         self._evidence_seq = 0
         self._summaries: dict[int, EvidenceSummary] = {}  # evidence does not change while waiting
+        self._asked: set[int] = set()  # summaries on their way
         self._waiting_seq = 0
         self._side_seq = 0
         self._side_applied = 0
@@ -137,6 +137,11 @@ class ReviewWindow(QMainWindow):
         self.journal = RecordTableModel(JOURNAL_COLUMNS, lambda r: r.id)
         self.observations = RecordTableModel(OBSERVATION_COLUMNS, lambda o: o.id)
         self.tabs = QTabWidget()
+        self._side_dirty = False
+        self._side_timer = QTimer(self)
+        self._side_timer.setSingleShot(True)
+        self._side_timer.setInterval(300)
+        self._side_timer.timeout.connect(lambda: self._reload_side_tabs(FILL))
         self.tabs.addTab(self._waiting_tab(), "Waiting")
         self.tabs.addTab(self._recent_tab(), "Recently applied")
         self.history_table = make_table(self.journal, [140, 70, 150, 110, 300])
@@ -155,6 +160,7 @@ class ReviewWindow(QMainWindow):
         self.statusBar().addWidget(self.status, 1)
         self.setCentralWidget(self.tabs)
         self._add_actions()
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.resize(1100, 680)
         self.reload()
 
@@ -163,6 +169,7 @@ class ReviewWindow(QMainWindow):
     def _waiting_tab(self) -> QWidget:
         self.pending_table = make_table(self.pending, [380, 60, 50, 65, 120])
         self.pending_table.selectionModel().currentRowChanged.connect(self._on_current_candidate)
+        self.pending_table.verticalScrollBar().valueChanged.connect(lambda _v: self._fill_visible_summaries())
         self.pending_table.doubleClicked.connect(lambda _i: self.edit_and_approve())
         buttons = QHBoxLayout()
         self.approve_button = self._button("Approve (A)", self.approve_selected)
@@ -271,15 +278,36 @@ class ReviewWindow(QMainWindow):
         if not candidates:
             self._clear_detail("Nothing is waiting for your review.")
         self.waiting_loaded.emit()
-        missing = [c.id for c in candidates if c.id not in self._summaries]
+        self._fill_visible_summaries()
+
+    def _fill_visible_summaries(self) -> None:
+        """Evidence counts for the rows on screen (and a screenful around them) only."""
+        table, rows = self.pending_table, self.pending.rows
+        if not rows:
+            return
+        top = max(0, table.rowAt(0))
+        bottom = table.rowAt(table.viewport().height() - 1)
+        if bottom < 0:  # the rows end above the bottom edge, or the view is not laid out yet
+            bottom = min(len(rows) - 1, top + 50)
+        span = bottom - top + 1
+        lo, hi = max(0, top - span), min(len(rows), bottom + span + 1)
+        wanted = [
+            r.candidate.id
+            for r in rows[lo:hi]
+            if r.summary is None
+            and r.candidate.id not in self._summaries
+            and r.candidate.id not in self._asked
+        ]
+        if not wanted:
+            return
+        self._asked.update(wanted)
         uow = self._ctx.uow
-        for i in range(0, len(missing), SUMMARY_BATCH):
-            batch = missing[i : i + SUMMARY_BATCH]
-            self.ops.run(
-                lambda b=batch: review_views.evidence_summaries(uow, b), self._on_summaries, priority=FILL
-            )
+        self.ops.run(
+            lambda: review_views.evidence_summaries(uow, wanted), self._on_summaries, priority=FILL, read=True
+        )
 
     def _on_summaries(self, found: dict[int, EvidenceSummary]) -> None:
+        self._asked.difference_update(found)
         self._summaries.update(found)
         changed = []
         for i, row in enumerate(self.pending.rows):
@@ -344,7 +372,10 @@ class ReviewWindow(QMainWindow):
         self._evidence_seq += 1
         seq, cid, uow = self._evidence_seq, view.candidate.id, self._ctx.uow
         self.ops.run(
-            lambda: queries.evidence(uow, cid), lambda items: self._on_evidence(seq, items), priority=SHOW
+            lambda: queries.evidence(uow, cid),
+            lambda items: self._on_evidence(seq, items),
+            priority=SHOW,
+            read=True,
         )
 
     def _show_candidate(self, view: WaitingRow) -> None:
@@ -430,6 +461,7 @@ class ReviewWindow(QMainWindow):
     def _on_decided(self, out: Outcome, verb: str, first_row: int) -> None:
         self._waiting_seq += 1
         self.pending.remove_keys(out.done)
+        self._fill_visible_summaries()  # rows moved up into view
         self._update_tab_titles()
         if self.pending.rows:
             self._select_rows(self.pending_table, [min(first_row, len(self.pending.rows) - 1)])
@@ -440,7 +472,7 @@ class ReviewWindow(QMainWindow):
             msg += " Not done: " + "; ".join(out.errors)
         self._say(msg.strip(), bad=bool(out.errors))
         self.changed.emit()
-        self._reload_side_tabs(FILL)
+        self._side_tabs_changed()
 
     def revert_selected(self) -> None:
         if self.tabs.currentIndex() != 1:
@@ -484,9 +516,22 @@ class ReviewWindow(QMainWindow):
                     read=True,
                 )
         self.changed.emit()
-        self._reload_side_tabs(FILL)
+        self._side_tabs_changed()
+
+    def _side_tabs_changed(self) -> None:
+        """After a decision: the other tabs reload once the owner looks at them, and
+        rapid decisions coalesce; reading 10,000 facts per keystroke would slow the next one."""
+        self._side_dirty = True
+        if self.tabs.currentIndex() != 0:
+            self._side_timer.start()
+
+    def _on_tab_changed(self, index: int) -> None:
+        if index != 0 and self._side_dirty:
+            self._reload_side_tabs(SHOW)
 
     def _reload_side_tabs(self, priority: int) -> None:
+        self._side_dirty = False
+        self._side_timer.stop()
         uow, now = self._ctx.uow, self._ctx.clock.now()
         self._side_seq += 1
         seq = self._side_seq
@@ -517,6 +562,7 @@ class ReviewWindow(QMainWindow):
         self.pending_table.setFocus()
 
     def shutdown(self) -> None:
+        self._side_timer.stop()
         self.player.close()
         self.ops.shutdown()
 
