@@ -17,7 +17,7 @@ from persona_desktop.capture.screen_change import ChangeDetector
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
 from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
-from persona_desktop.capture.screen_setup import purge_expired_images
+from persona_desktop.capture.screen_setup import build_screen_loop, maintenance, purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
@@ -329,3 +329,28 @@ def test_image_retention_deletes_old_crops(tmp_path: Path) -> None:
     os.utime(old, (eight_days, eight_days))
     assert purge_expired_images(tmp_path / "screens", clock.now(), 7) == 1
     assert not old.exists() and not folder.exists() and new.exists()
+
+
+def test_loop_is_built_from_the_settings_and_maintenance_applies_retention(runtime: Runtime) -> None:
+    s = runtime.settings
+    s.set("capture.interval_seconds", 15)
+    s.set("capture.keep_images", True)
+    s.set("capture.exclude_titles", "secret diary")
+    loop = build_screen_loop(runtime)
+    assert loop.interval_s == 15
+    assert loop.pipeline.image_dir == runtime.data_dir / "screens"
+    assert loop.pipeline.rules.excludes(WindowDesc("My Secret Diary", "gedit", (0, 0, 1, 1)))
+    assert loop.status().state == "stopped"
+
+    clock = StepClock()
+    old_at = clock.now() - timedelta(days=45)
+    pipe = ScreenPipeline(CountingOcr(), RULES, image_dir=runtime.data_dir / "screens")
+    old = pipe.process(frame(LINES[:1]), [], old_at)
+    assert old.source is not None
+    ingest(runtime.uow, [(old.source, old.fragments)], old_at)
+    crop = Path(old.fragments[0].locator["crop_path"])
+    os.utime(crop, (old_at.timestamp(), old_at.timestamp()))
+    maintenance(runtime)(clock.now())
+    assert not crop.exists()
+    with runtime.uow.read() as uow:
+        assert uow.fragments.all(Kind.SCREEN) == []
