@@ -299,3 +299,45 @@ def test_review_run_reviews_the_latest_conversation_and_a_failure_is_clear(
     failed = cli("review", "run", "--json")
     assert failed.code == 2
     assert "out of memory" in failed.json()["error"]
+
+
+def test_the_policy_applies_a_well_cited_owner_fact_but_never_an_uncited_one(
+    runtime: Runtime, ollama_server: OllamaServer
+) -> None:
+    s, snap = _snapshot(
+        runtime,
+        ollama_server,
+        "I am a nurse",
+        "I work nights at the hospital as a nurse",
+        "it is tiring",
+        "nurse life",
+    )
+    owner = [m.ref for m in s.conversation.messages if m.role == "owner"]
+    ollama_server.reply(
+        "",
+        tool_calls=[
+            (
+                "propose_fact",
+                {"statement": "The owner works as a nurse", "refs": owner[:2], "category": "work"},
+            ),
+            ("propose_fact", {"statement": "The owner works night shifts", "refs": []}),
+        ],
+    )
+    ollama_server.reply("Done.")
+    outcome = reviewer(runtime, ollama_server).run(snap, ReviewKind.MEMORY)
+    assert outcome.summary() == "Memory review: 2 facts proposed, 1 applied by the policy"
+    nurse, nights = outcome.candidate_ids
+    with runtime.uow.read() as uow:
+        applied, held = uow.candidates.get(nurse), uow.candidates.get(nights)
+        fact = uow.facts.by_candidate(nurse)
+        held_evidence = uow.candidates.evidence(nights)
+    assert applied is not None and applied.status is CandidateStatus.APPLIED
+    assert (
+        fact is not None
+        and fact.status is FactStatus.APPLIED
+        and fact.statement == "The owner works as a nurse"
+    )
+    # the whole conversation stood in as evidence: over the threshold, yet it waits for the owner
+    assert held is not None and held.status is CandidateStatus.PENDING and (held.score or 0) > 0.6
+    assert held.reason == "the review cited none of your messages; waits for your approval"
+    assert len(held_evidence) == 4

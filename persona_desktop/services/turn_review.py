@@ -265,7 +265,8 @@ class TurnReview:
         cited = [str(r) for r in refs] if isinstance(refs, list) else []
         unknown = [r for r in cited if r not in by_ref]
         owner_refs = [r for r in cited if r in by_ref and by_ref[r].role == "owner"]
-        if not owner_refs:  # nothing usable cited: the owner's messages of the snapshot
+        uncited = not owner_refs
+        if uncited:  # nothing usable cited: the owner's messages of the snapshot (never auto-applied)
             owner_refs = [m.ref for m in snapshot.messages if m.role == "owner"]
         fragments = uow.fragments.by_refs(owner_refs)
         evidence = [f for f in fragments.values() if f.author is Author.OWNER]
@@ -275,6 +276,7 @@ class TurnReview:
             "conversation": snapshot.conversation_id,
             "tool": name,
             "cited_refs": cited,
+            "evidence": "snapshot" if uncited else "cited",
         }
         subject = Subject.OWNER
         category: str | None = _text(args.get("category"), 40) or None
@@ -380,7 +382,11 @@ class TurnReview:
         )
         candidate = uow.candidates.get(candidate_id)
         assert candidate is not None
-        if payload.get("action") in ("forget",) or payload.get("kind") == "skill":
+        if (
+            payload.get("action") == "forget"
+            or payload.get("kind") == "skill"
+            or payload.get("evidence") == "snapshot"
+        ):
             verdict, reason = Verdict.PENDING, self._hold(uow, candidate, now)
         else:
             cfg = self._sleep
@@ -412,8 +418,12 @@ class TurnReview:
         cfg = self._sleep
         ev = uow.candidates.evidence(candidate.id)
         signals = signals_for(evidence_stats(candidate, ev, 0), now, cfg.period_days)
-        what = "a skill" if candidate.payload.get("kind") == "skill" else "a forget"
-        reason = f"{what} always waits for your approval"
+        if candidate.payload.get("kind") == "skill":
+            reason = "a skill always waits for your approval"
+        elif candidate.payload.get("action") == "forget":
+            reason = "a forget always waits for your approval"
+        else:  # the whole conversation stands in as evidence: it proves nothing by itself
+            reason = "the review cited none of your messages; waits for your approval"
         uow.candidates.set_scored(
             candidate.id,
             status=CandidateStatus.PENDING,
