@@ -166,6 +166,16 @@ def test_visible_excluded_window_is_blacked_out(ocr: CountingOcr) -> None:
     assert not any("SECRET" in f.text or "SECRET" in str(f.locator) for f in result.fragments)
 
 
+def test_window_titles_are_redacted(ocr: CountingOcr) -> None:
+    title = "Callback?token=ghp_abcdefghijklmnopqrstuvwxyz0123456789 - Firefox"
+    win = WindowDesc(title, "firefox", (0, 0, *SIZE), active=True)
+    result = ScreenPipeline(ocr, RULES).process(frame(LINES[:1]), [win], StepClock().now())
+    assert result.source is not None
+    for where in (result.fragments[0].locator, result.source.meta, result.source.label):
+        assert "ghp_" not in str(where)
+    assert "[REDACTED:key]" in result.fragments[0].locator["window"]["title"]
+
+
 def test_card_number_is_redacted_in_text_and_in_the_kept_image(ocr: CountingOcr, tmp_path: Path) -> None:
     clock = StepClock()
     pipe = ScreenPipeline(ocr, RULES, image_dir=tmp_path / "screens")

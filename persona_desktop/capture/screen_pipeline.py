@@ -31,7 +31,7 @@ from persona_desktop.capture.screen_ports import (
     WindowDesc,
 )
 from persona_desktop.capture.screen_privacy import ExclusionRules
-from persona_desktop.capture.screen_redact import RedactedLine, redact_line
+from persona_desktop.capture.screen_redact import RedactedLine, redact_line, redact_text
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 
 EDGE = 2  # px: a line touching a band's cut edge is only partly inside it
@@ -89,7 +89,8 @@ def _intersect(a: Box, b: Box) -> Box | None:
 
 
 def _window_json(w: WindowDesc | None) -> dict[str, str] | None:
-    return None if w is None else {"title": w.title, "app": w.app}
+    """Titles are redacted too: a browser title can carry a token from the URL."""
+    return None if w is None else {"title": redact_text(w.title)[0], "app": w.app}
 
 
 class ScreenPipeline:
@@ -302,7 +303,7 @@ class ScreenPipeline:
             )
             for n, band, red, window in lines
         ]
-        where = f"{active.app}: {active.title}" if active else f"monitor {mon.index}"
+        where = f"{active.app}: {redact_text(active.title)[0]}" if active else f"monitor {mon.index}"
         source = SourceInfo(
             key=f"screen:{cid}",
             kind=Kind.SCREEN,
