@@ -166,6 +166,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
         recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
         recorder.failed.connect(lambda msg: messages.message.emit(f"Speech capture: {msg}"))
+        recorder.failed.connect(lambda _msg: messages.stopped.emit("speech"))  # the recorder is off now
         return recorder
 
     def close(recorder: Any) -> None:
