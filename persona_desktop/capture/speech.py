@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from persona_desktop.capture.speech_runtime import import_speech_module
+
 SAMPLE_RATE = 16000
 WINDOW = 512  # Silero's window at 16 kHz: 32 ms
 CONTEXT = 64
@@ -57,9 +59,8 @@ class StreamingVad:
     """Silero VAD over a stream: speech probability per 32 ms window, state kept."""
 
     def __init__(self) -> None:
-        from faster_whisper.vad import get_vad_model
-
-        self._session = get_vad_model().session
+        vad = import_speech_module("faster_whisper.vad")
+        self._session = vad.get_vad_model().session
         self.reset()
 
     def reset(self) -> None:

@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from persona_desktop.capture.speech_clips import clip_relpath, write_clip
+from persona_desktop.capture.speech_runtime import import_speech_module
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import SpeechSegment, Transcriber
@@ -177,7 +178,7 @@ def decode_file(path: Path) -> tuple[bytes, NDArray[np.float32]]:
         raise ImportFormatError(f"{path}: cannot read: {exc.strerror}") from None
     if not content:
         raise ImportFormatError(f"{path}: the file is empty")
-    from faster_whisper import decode_audio
+    decode_audio = import_speech_module("faster_whisper").decode_audio
 
     try:
         audio = decode_audio(str(path), sampling_rate=SAMPLE_RATE)
