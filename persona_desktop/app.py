@@ -162,6 +162,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
                 data_dir=rt.data_dir,
                 keep_audio=bool(s.get("capture.keep_audio")),
                 audio_retention_days=int(s.get("capture.audio_retention_days")),
+                text_retention_days=int(s.get("capture.text_retention_days")),
             )
 
         recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
