@@ -10,10 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
     Candidate,
@@ -31,6 +28,10 @@ from persona_desktop.domain.model import (
     SourceInfo,
     Subject,
 )
+
+if TYPE_CHECKING:  # numpy is heavy and only the speech adapter needs it at run time
+    import numpy as np
+    from numpy.typing import NDArray
 
 
 class Clock(Protocol):
@@ -141,6 +142,11 @@ class CandidateRepository(Protocol):
     def add_evidence(self, candidate_id: int, fragment_ids: Sequence[int], run_id: int | None) -> int: ...
     def evidence(self, candidate_id: int) -> list[Fragment]: ...
     def evidence_documents(self, candidate_id: int) -> int: ...
+    def evidence_index(self, candidate_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        """(ref, session) of each candidate's evidence in capture order, in one query."""
+        ...
+
+    def statuses(self, candidate_ids: Sequence[int]) -> dict[int, CandidateStatus]: ...
     def count(self) -> int: ...
     def count_status(self, status: CandidateStatus) -> int: ...
     def recent_statements(self, since: datetime, limit: int) -> list[str]:

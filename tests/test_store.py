@@ -34,9 +34,9 @@ def test_migrations_run_once_and_reach_head(data_dir: Path) -> None:
     engine.dispose()
     from alembic.script import ScriptDirectory
 
-    from persona_desktop.adapters.store.database import _alembic_config
+    from persona_desktop.adapters.store.database import SCHEMA_HEAD, _alembic_config
 
-    assert version == ScriptDirectory.from_config(_alembic_config()).get_current_head()
+    assert version == ScriptDirectory.from_config(_alembic_config()).get_current_head() == SCHEMA_HEAD
     assert {
         "sources",
         "fragments",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -15,7 +16,7 @@ from persona_desktop.domain.model import (
     Observation,
     Revision,
 )
-from persona_desktop.ports import UnitOfWorkFactory
+from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.review import EvidenceItem, evidence_items
 
 
@@ -36,11 +37,12 @@ class FactView:
 
 def candidates(uow_factory: UnitOfWorkFactory, status: CandidateStatus | None = None) -> list[CandidateView]:
     with uow_factory.read() as uow:
-        out = []
-        for c in uow.candidates.all(status):
-            ev = uow.candidates.evidence(c.id)
-            out.append(CandidateView(c, [f.ref for f in ev], len(ev), sorted({f.session for f in ev})))
-        return out
+        items = uow.candidates.all(status)
+        index = uow.candidates.evidence_index([c.id for c in items])
+    return [
+        CandidateView(c, [r for r, _ in index[c.id]], len(index[c.id]), sorted({s for _, s in index[c.id]}))
+        for c in items
+    ]
 
 
 def pending_candidates(uow_factory: UnitOfWorkFactory) -> list[CandidateView]:
@@ -52,23 +54,29 @@ def facts(
 ) -> list[FactView]:
     needle = search.casefold().strip()
     with uow_factory.read() as uow:
-        out = []
-        for f in uow.facts.all(status):
-            if needle and needle not in f.statement.casefold():
-                continue
-            refs: list[str] = []
-            origin = "owner"
-            if f.candidate_id is not None:
-                refs = [e.ref for e in uow.candidates.evidence(f.candidate_id)]
-                cand = uow.candidates.get(f.candidate_id)
-                origin = "policy" if cand is not None and cand.status is CandidateStatus.APPLIED else "owner"
-            out.append(FactView(f, refs, origin))
-        return out
+        found = [f for f in uow.facts.all(status) if not needle or needle in f.statement.casefold()]
+        return fact_views(uow, found)
+
+
+def fact_views(uow: UnitOfWork, found: Sequence[Fact]) -> list[FactView]:
+    """Facts with their evidence refs and who applied them, in two queries."""
+    cids = [f.candidate_id for f in found if f.candidate_id is not None]
+    index = uow.candidates.evidence_index(cids)
+    statuses = uow.candidates.statuses(cids)
+    out = []
+    for f in found:
+        cid = f.candidate_id
+        refs = [r for r, _ in index.get(cid, [])] if cid is not None else []
+        origin = "policy" if cid is not None and statuses.get(cid) is CandidateStatus.APPLIED else "owner"
+        out.append(FactView(f, refs, origin))
+    return out
 
 
 def recent_facts(uow_factory: UnitOfWorkFactory, now: datetime, days: int = 7) -> list[FactView]:
     since = now - timedelta(days=days)
-    return [v for v in facts(uow_factory, FactStatus.APPLIED) if v.fact.created_at >= since]
+    with uow_factory.read() as uow:
+        recent = [f for f in uow.facts.all(FactStatus.APPLIED) if f.created_at >= since]
+        return fact_views(uow, recent)
 
 
 def journal(uow_factory: UnitOfWorkFactory, limit: int | None = None) -> list[Revision]:
@@ -93,6 +101,6 @@ def fragments(uow_factory: UnitOfWorkFactory, kind: Kind | None = None) -> list[
 
 def counts(uow_factory: UnitOfWorkFactory) -> dict[str, int]:
     with uow_factory.read() as uow:
-        pending = len(uow.candidates.all(CandidateStatus.PENDING))
+        pending = uow.candidates.count_status(CandidateStatus.PENDING)
         applied = len(uow.facts.all(FactStatus.APPLIED))
         return {"pending": pending, "facts": applied}

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus
 from persona_desktop.ports import UnitOfWorkFactory
-from persona_desktop.services.queries import FactView
+from persona_desktop.services.queries import FactView, fact_views
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,12 +30,9 @@ def waiting(uow_factory: UnitOfWorkFactory) -> list[Candidate]:
 def evidence_summaries(
     uow_factory: UnitOfWorkFactory, candidate_ids: Sequence[int]
 ) -> dict[int, EvidenceSummary]:
-    out: dict[int, EvidenceSummary] = {}
     with uow_factory.read() as uow:
-        for cid in candidate_ids:
-            frags = uow.candidates.evidence(cid)
-            out[cid] = EvidenceSummary(len(frags), tuple(sorted({f.session for f in frags})))
-    return out
+        index = uow.candidates.evidence_index(candidate_ids)
+    return {cid: EvidenceSummary(len(ev), tuple(sorted({s for _, s in ev}))) for cid, ev in index.items()}
 
 
 def undone_candidate(uow_factory: UnitOfWorkFactory) -> Candidate | None:
@@ -53,7 +50,7 @@ def undone_candidate(uow_factory: UnitOfWorkFactory) -> Candidate | None:
 
 def pending_count(uow_factory: UnitOfWorkFactory) -> int:
     with uow_factory.read() as uow:
-        return len(uow.candidates.all(CandidateStatus.PENDING))
+        return uow.candidates.count_status(CandidateStatus.PENDING)
 
 
 def recent_facts(uow_factory: UnitOfWorkFactory, now: datetime, days: int = 7) -> list[FactView]:
@@ -61,16 +58,7 @@ def recent_facts(uow_factory: UnitOfWorkFactory, now: datetime, days: int = 7) -
     since = now - timedelta(days=days)
     with uow_factory.read() as uow:
         recent = [f for f in uow.facts.all(FactStatus.APPLIED) if f.created_at >= since]
-        out = []
-        for f in reversed(recent):
-            refs: list[str] = []
-            origin = "owner"
-            if f.candidate_id is not None:
-                refs = [e.ref for e in uow.candidates.evidence(f.candidate_id)]
-                cand = uow.candidates.get(f.candidate_id)
-                origin = "policy" if cand is not None and cand.status is CandidateStatus.APPLIED else "owner"
-            out.append(FactView(f, refs, origin))
-        return out
+        return fact_views(uow, list(reversed(recent)))
 
 
 def all_facts(uow_factory: UnitOfWorkFactory, search: str = "") -> list[Fact]:

@@ -193,6 +193,28 @@ class SqlCandidates:
         )
         return [row_to_fragment(r) for r in self._conn.execute(q)]
 
+    def evidence_index(self, candidate_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        out: dict[int, list[tuple[str, str]]] = {cid: [] for cid in candidate_ids}
+        ids = list(out)
+        for i in range(0, len(ids), 500):
+            q = (
+                sa.select(evidence.c.candidate_id, fragments.c.ref, fragments.c.session)
+                .join(fragments, fragments.c.id == evidence.c.fragment_id)
+                .where(evidence.c.candidate_id.in_(ids[i : i + 500]))
+                .order_by(fragments.c.captured_at, fragments.c.id)
+            )
+            for cid, ref, session in self._conn.execute(q):
+                out[cid].append((ref, session))
+        return out
+
+    def statuses(self, candidate_ids: Sequence[int]) -> dict[int, CandidateStatus]:
+        out: dict[int, CandidateStatus] = {}
+        ids = list(dict.fromkeys(candidate_ids))
+        for i in range(0, len(ids), 500):
+            q = sa.select(candidates.c.id, candidates.c.status).where(candidates.c.id.in_(ids[i : i + 500]))
+            out.update({cid: CandidateStatus(st) for cid, st in self._conn.execute(q)})
+        return out
+
     def evidence_documents(self, candidate_id: int) -> int:
         """In how many runs this candidate was found again (its consolidation)."""
         q = sa.select(sa.func.count(sa.distinct(evidence.c.run_id))).where(
