@@ -84,6 +84,7 @@ class SleepScheduler(QObject):
     progress = Signal(object)  # Progress
     finished = Signal(object)  # RunOutcome
     failed = Signal(str)
+    idle = Signal()  # the worker thread is gone: `is_running()` is now False
 
     def __init__(
         self,
@@ -167,6 +168,7 @@ class SleepScheduler(QObject):
         if self.worker is worker:
             self.worker = None
             self.last_progress = None
+            self.idle.emit()
         worker.deleteLater()
 
     def shutdown(self, wait_ms: int = 5000) -> bool:

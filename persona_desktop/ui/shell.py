@@ -57,6 +57,7 @@ class Shell(QObject):
         scheduler.progress.connect(self._on_progress)
         scheduler.finished.connect(self._on_cycle_finished)
         scheduler.failed.connect(self._on_cycle_failed)
+        scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
