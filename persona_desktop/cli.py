@@ -564,6 +564,54 @@ def cmd_review_run(args: argparse.Namespace) -> int:
     return 2 if outcome.status == "failed" else 0
 
 
+def cmd_sources(args: argparse.Namespace) -> int:
+    rt = _runtime(args)
+    try:
+        with rt.uow.read() as uow:
+            items = uow.sources.all()
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json(
+            [
+                {"id": i, "key": s.key, "kind": s.kind.value, "label": s.label, "fragments": n}
+                for i, s, n in items
+            ]
+        )
+        return 0
+    for i, s, n in items:
+        print(f"#{i:<5} {s.kind.value:6} {n:>6} fragment(s)  {s.key}  ({s.label})")
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from persona_desktop.domain.model import Kind
+    from persona_desktop.services import review
+
+    rt = _runtime(args)
+    try:
+        now = rt.clock.now()
+        if args.what == "source":
+            counts = review.forget_source(rt.uow, _int_id(args.target, "source"), now)
+            what = f"source {args.target}"
+        else:
+            try:
+                day = date.fromisoformat(args.target)
+            except ValueError:
+                raise PersonaError(f"expected a day as YYYY-MM-DD, got {args.target!r}") from None
+            counts = review.forget_day(rt.uow, Kind(args.kind), day, now)
+            what = f"{counts['sources']} {args.kind} source(s) of {day.isoformat()}"
+    finally:
+        rt.close()
+    print(
+        f"forgot {what}: {counts['fragments']} fragment(s) deleted, "
+        f"{counts['facts_reverted']} fact(s) reverted, {counts['candidates_dropped']} candidate(s) dropped"
+    )
+    return 0
+
+
 def cmd_journal(args: argparse.Namespace) -> int:
     from persona_desktop.services import queries
 
@@ -722,6 +770,20 @@ def build_parser() -> argparse.ArgumentParser:
     rrun.add_argument("--kind", choices=["memory", "skill", "combined"])
     rrun.add_argument("--json", action="store_true")
     rrun.set_defaults(handler=cmd_review_run)
+
+    srcs = sub.add_parser("sources", help="where fragments came from (chats, captures, recordings)")
+    srcs.add_argument("--json", action="store_true")
+    srcs.set_defaults(handler=cmd_sources)
+
+    forget = sub.add_parser(
+        "forget", help="forget everything learned from a source, or from a day of captures"
+    )
+    forget.add_argument("what", choices=["source", "day"])
+    forget.add_argument("target", metavar="ID|YYYY-MM-DD")
+    forget.add_argument(
+        "--kind", choices=["screen", "speech", "chat"], default="screen", help="for `forget day`"
+    )
+    forget.set_defaults(handler=cmd_forget)
 
     jour = sub.add_parser("journal", help="the append-only revision journal")
     jour.add_argument("--limit", type=int)

@@ -73,6 +73,13 @@ class ChatModel(Protocol):
 class SourceRepository(Protocol):
     def upsert(self, source: SourceInfo) -> int: ...
     def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None: ...
+    def all(self) -> list[tuple[int, SourceInfo, int]]:
+        """Every source with its id and how many fragments it holds."""
+        ...
+
+    def captured_between(self, kind: Kind, start: datetime, end: datetime) -> list[int]:
+        """Ids of the sources of `kind` with a fragment captured in [start, end)."""
+        ...
 
 
 class FragmentRepository(Protocol):

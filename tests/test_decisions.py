@@ -123,3 +123,34 @@ def test_forget_a_source_reverts_what_was_learned_from_it(cli: Cli, pending: dic
     assert _facts(cli) == {"The owner likes jazz": "reverted"}
     assert cli("journal", "--json").json()[-1]["action"] == "source.forgotten"
     assert "cannot be restored" in cli("undo").err
+
+
+def test_forget_a_day_of_screen_captures(cli: Cli, tmp_path: Path) -> None:
+    import os
+    from datetime import datetime
+
+    from tests.screen_support import render_lines
+
+    days = {"2026-11-20": "Quarterly report draft", "2026-11-21": "Holiday packing list"}
+    paths = []
+    for day, text in days.items():
+        path = tmp_path / f"{day}.png"
+        render_lines([text], font_px=28).image.save(path)
+        noon = datetime.fromisoformat(f"{day}T12:00:00").astimezone().timestamp()
+        os.utime(path, (noon, noon))
+        paths.append(str(path))
+    assert cli("ingest", "screen", *paths).code == 0
+    chat = write_jsonl(tmp_path / "c.jsonl", [chat_line("1", "Hello")])
+    assert cli("ingest", "chat", str(chat)).code == 0
+    sources = cli("sources", "--json").json()
+    assert sorted(s["kind"] for s in sources) == ["chat", "screen", "screen"]
+
+    result = cli("forget", "day", "2026-11-20", "--kind", "screen")
+    assert result.code == 0, result.err
+    assert "1 screen source(s) of 2026-11-20" in result.out
+    left = [f["text"] for f in cli("fragments", "--json").json()]
+    assert "Hello" in left
+    assert any("Holiday" in t for t in left) and not any("Quarterly" in t for t in left)
+    entry = cli("journal", "--json").json()[-1]
+    assert entry["action"] == "source.forgotten" and entry["data"]["day"] == "2026-11-20"
+    assert "YYYY-MM-DD" in cli("forget", "day", "yesterday").err

@@ -253,3 +253,52 @@ def test_qt_model_calls_keep_python_singletons_alive(qapp: object) -> None:
         model.set_rows(range(3))
         model.remove_keys([1])
     assert sys.getrefcount(None) >= before - 5  # a few may move elsewhere; 400 lost would be the bug
+
+
+def test_memory_forgets_a_day_of_screen_captures(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust
+    from persona_desktop.services import review
+    from persona_desktop.services.ingest import store_fragments
+
+    when = runtime.clock.now()
+    line = NewFragment(
+        "scr:t1:m1:l0",
+        Kind.SCREEN,
+        Author.UNKNOWN,
+        Trust.UNTRUSTED,
+        "Flight to Oslo on Friday",
+        when,
+        {"bbox": [0, 0, 10, 10]},
+        "screen:day",
+        0,
+    )
+    with runtime.uow() as uow:
+        store_fragments(uow, SourceInfo("screen:t1", Kind.SCREEN, "capture t1"), [line], when)
+        cid = uow.candidates.add(
+            statement="The owner flies to Oslo on Friday",
+            subject=Subject.OWNER,
+            key="the owner flies to oslo on friday",
+            category=None,
+            origin="sleep",
+            run_id=None,
+            payload={},
+            supersedes_fact_id=None,
+            created_at=when,
+        )
+        uow.candidates.add_evidence(cid, [uow.fragments.by_refs(["scr:t1:m1:l0"])["scr:t1:m1:l0"].id], None)
+        uow.commit()
+    fact_id = review.approve(runtime.uow, cid, when)
+    with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
+        memory.reload()
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        memory.select_fact(fact_id)
+    day = when.astimezone().date()
+    assert list(memory.forget_day_buttons) == [day]
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.forget_day(day)
+    with runtime.uow.read() as uow:
+        assert uow.fragments.by_refs(["scr:t1:m1:l0"]) == {}
+        assert uow.facts.get(fact_id).status is FactStatus.REVERTED  # type: ignore[union-attr]
+        assert uow.fragments.of_source(seeded.source_id) != []  # chat sources are untouched

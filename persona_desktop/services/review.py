@@ -6,11 +6,12 @@ so pressing it repeatedly walks back through history.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment
+from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment, Kind
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import NotFoundError, StateError
 from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
@@ -158,18 +159,18 @@ def revert_fact(uow_factory: UnitOfWorkFactory, fact_id: int, at: datetime) -> N
         uow.commit()
 
 
-def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) -> dict[str, int]:
-    """Forget everything learned from a source: revert its facts, drop its candidates, delete its fragments.
-
-    Not undoable: the fragments are gone. The journal keeps what was forgotten.
-    """
-    with uow_factory() as uow:
+def _forget(uow: UnitOfWork, source_ids: Sequence[int], at: datetime) -> dict[str, Any]:
+    """Revert facts citing these sources, drop their waiting candidates, delete their fragments."""
+    reverted: list[int] = []
+    dropped: list[int] = []
+    keys: list[str] = []
+    deleted = 0
+    for source_id in source_ids:
         found = uow.sources.get(source_id)
         if found is None:
             raise NotFoundError(f"no source with id {source_id}")
         info, _ = found
-        reverted: list[int] = []
-        dropped: list[int] = []
+        keys.append(info.key)
         for candidate in uow.candidates.citing_source(source_id):
             fact = uow.facts.by_candidate(candidate.id)
             if fact is not None and fact.status is FactStatus.APPLIED:
@@ -180,7 +181,27 @@ def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) 
                     candidate.id, CandidateStatus.DROPPED, f"source {info.key} forgotten", at
                 )
                 dropped.append(candidate.id)
-        deleted = uow.fragments.delete_source(source_id)
+        deleted += uow.fragments.delete_source(source_id)
+    return {"sources": keys, "fragments": deleted, "reverted": reverted, "dropped": dropped}
+
+
+def _counts(done: dict[str, Any]) -> dict[str, int]:
+    return {
+        "fragments": int(done["fragments"]),
+        "facts_reverted": len(done["reverted"]),
+        "candidates_dropped": len(done["dropped"]),
+    }
+
+
+def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) -> dict[str, int]:
+    """Forget everything learned from a source: revert its facts, drop its candidates, delete its fragments.
+
+    Not undoable: the fragments are gone. The journal keeps what was forgotten.
+    """
+    with uow_factory() as uow:
+        found = uow.sources.get(source_id)
+        label = found[0].label if found else ""
+        done = _forget(uow, [source_id], at)
         uow.journal.append(
             at=at,
             actor="owner",
@@ -188,15 +209,31 @@ def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) 
             entity="source",
             entity_id=source_id,
             data={
-                "source": info.key,
-                "label": info.label,
-                "fragments": deleted,
-                "reverted": reverted,
-                "dropped": dropped,
+                "source": done["sources"][0],
+                "label": label,
+                **{k: done[k] for k in ("fragments", "reverted", "dropped")},
             },
         )
         uow.commit()
-    return {"fragments": deleted, "facts_reverted": len(reverted), "candidates_dropped": len(dropped)}
+    return _counts(done)
+
+
+def forget_day(uow_factory: UnitOfWorkFactory, kind: Kind, day: date, at: datetime) -> dict[str, int]:
+    """Forget every source of `kind` captured on a local calendar day (a day of screen captures)."""
+    start = datetime.combine(day, time.min).astimezone()
+    end = datetime.combine(day + timedelta(days=1), time.min).astimezone()
+    with uow_factory() as uow:
+        ids = uow.sources.captured_between(kind, start, end)
+        done = _forget(uow, ids, at)
+        uow.journal.append(
+            at=at,
+            actor="owner",
+            action="source.forgotten",
+            entity="day",
+            data={"kind": kind.value, "day": day.isoformat(), **done},
+        )
+        uow.commit()
+    return {"sources": len(ids), **_counts(done)}
 
 
 def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:

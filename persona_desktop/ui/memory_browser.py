@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from datetime import date
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -19,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from persona_desktop.domain.model import Fact
+from persona_desktop.domain.model import Fact, Kind
 from persona_desktop.errors import PersonaError
 from persona_desktop.services import review, review_views
 from persona_desktop.services.review import Provenance
@@ -44,6 +45,7 @@ class MemoryBrowser(QMainWindow):
         self._why_seq = 0
         self.provenance: Provenance | None = None
         self.forget_buttons: dict[int, QPushButton] = {}
+        self.forget_day_buttons: dict[date, QPushButton] = {}
         self.facts = RecordTableModel(MEMORY_COLUMNS, lambda f: f.id)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search facts...")
@@ -171,6 +173,18 @@ class MemoryBrowser(QMainWindow):
             b.clicked.connect(lambda _=False, s=source_id, lab=label: self.confirm_forget(s, lab))
             self.forget_buttons[source_id] = b
             self.why_box.addWidget(b)
+        screen_days = sorted(
+            {
+                i.fragment.captured_at.astimezone().date()
+                for i in prov.evidence
+                if i.fragment.kind is Kind.SCREEN
+            }
+        )
+        for day in screen_days:
+            b = QPushButton(f"Forget all screen captures of {day.isoformat()}...")
+            b.clicked.connect(lambda _=False, d=day: self.confirm_forget_day(d))
+            self.forget_day_buttons[day] = b
+            self.why_box.addWidget(b)
         self.provenance_shown.emit(prov)
 
     def _clear(self) -> None:
@@ -180,6 +194,7 @@ class MemoryBrowser(QMainWindow):
             if w is not None:
                 w.deleteLater()
         self.forget_buttons = {}
+        self.forget_day_buttons = {}
 
     # --- actions ------------------------------------------------------------------------
 
@@ -204,6 +219,31 @@ class MemoryBrowser(QMainWindow):
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.forget(source_id)
+
+    def confirm_forget_day(self, day: date) -> None:
+        answer = QMessageBox.question(
+            self,
+            "Forget a day of screen captures",
+            f"Forget everything learned from the screen captures of {day.isoformat()}?\n\n"
+            "Facts citing them are reverted, candidates citing them stop waiting, and that day's"
+            " screen text is deleted. The journal keeps a record. This cannot be undone.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.forget_day(day)
+
+    def forget_day(self, day: date) -> None:
+        uow, now = self._ctx.uow, self._ctx.clock.now()
+
+        def done(counts: dict[str, Any]) -> None:
+            self._after(
+                f"Forgotten: {counts.get('sources', 0)} capture(s) of {day.isoformat()},"
+                f" {counts.get('fragments', 0)} fragment(s) deleted,"
+                f" {counts.get('facts_reverted', 0)} fact(s) reverted."
+            )
+
+        self.ops.run(lambda: review.forget_day(uow, Kind.SCREEN, day, now), done)
 
     def forget(self, source_id: int) -> None:
         uow, now = self._ctx.uow, self._ctx.clock.now()

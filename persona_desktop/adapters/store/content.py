@@ -50,6 +50,35 @@ class SqlSources:
         )
         return int(result.inserted_primary_key[0])
 
+    def all(self) -> list[tuple[int, SourceInfo, int]]:
+        counts = (
+            sa.select(fragments.c.source_id, sa.func.count().label("n"))
+            .group_by(fragments.c.source_id)
+            .subquery()
+        )
+        q = (
+            sa.select(sources, sa.func.coalesce(counts.c.n, 0))
+            .outerjoin(counts, counts.c.source_id == sources.c.id)
+            .order_by(sources.c.id)
+        )
+        return [
+            (r.id, SourceInfo(r.key, Kind(r.kind), r.label, r.meta), int(r[-1]))
+            for r in self._conn.execute(q)
+        ]
+
+    def captured_between(self, kind: Kind, start: datetime, end: datetime) -> list[int]:
+        q = (
+            sa.select(fragments.c.source_id)
+            .distinct()
+            .where(
+                fragments.c.kind == kind.value,
+                fragments.c.captured_at >= start,
+                fragments.c.captured_at < end,
+            )
+            .order_by(fragments.c.source_id)
+        )
+        return [int(i) for i in self._conn.execute(q).scalars()]
+
     def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None:
         row = self._conn.execute(sa.select(sources).where(sources.c.id == source_id)).first()
         if row is None:
