@@ -6,7 +6,7 @@ import html
 from datetime import date
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -14,9 +14,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
-    QScrollArea,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -27,6 +24,7 @@ from persona_desktop.services.review import Provenance
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import EvidenceCard
+from persona_desktop.ui.layouts import list_with_detail
 from persona_desktop.ui.review_columns import MEMORY_COLUMNS, local
 from persona_desktop.ui.review_window import make_table
 from persona_desktop.ui.table_model import RecordTableModel
@@ -65,28 +63,9 @@ class MemoryBrowser(QMainWindow):
         top.addWidget(self.search, 1)
         top.addWidget(self.why_button)
         top.addWidget(self.revert_button)
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addLayout(top)
-        lv.addWidget(self.table)
-        self.why_label = QLabel("Select a fact, then \u201cWhy do I know this?\u201d")
-        self.why_label.setWordWrap(True)
-        self.why_label.setTextFormat(Qt.TextFormat.RichText)
-        self.why_label.setAlignment(Qt.AlignmentFlag.AlignTop)
-        self.why_box = QVBoxLayout()
-        pane = QWidget()
-        pv = QVBoxLayout(pane)
-        pv.addWidget(self.why_label)
-        pv.addLayout(self.why_box)
-        pv.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # text wraps instead
-        scroll.setWidget(pane)
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(scroll)
+        split, self.why_label, self.why_box = list_with_detail(
+            top, self.table, "Select a fact, then \u201cWhy do I know this?\u201d"
+        )
         split.setSizes([740, 360])
         self.setCentralWidget(split)
         self.status = QLabel("")

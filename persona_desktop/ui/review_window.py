@@ -24,8 +24,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
-    QSplitter,
     QTableView,
     QTabWidget,
     QVBoxLayout,
@@ -42,6 +40,7 @@ from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
+from persona_desktop.ui.layouts import list_with_detail
 from persona_desktop.ui.review_columns import (
     CANDIDATE_COLUMNS,
     FACT_COLUMNS,
@@ -180,28 +179,9 @@ class ReviewWindow(QMainWindow):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.undo_button)
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addLayout(buttons)
-        lv.addWidget(self.pending_table)
-        self.detail = QLabel("Select a candidate to see its score and evidence.")
-        self.detail.setWordWrap(True)
-        self.detail.setTextFormat(Qt.TextFormat.RichText)
-        self.detail.setAlignment(Qt.AlignmentFlag.AlignTop)
-        self.evidence_box = QVBoxLayout()
-        pane = QWidget()
-        pv = QVBoxLayout(pane)
-        pv.addWidget(self.detail)
-        pv.addLayout(self.evidence_box)
-        pv.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # text wraps instead
-        scroll.setWidget(pane)
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(scroll)
+        split, self.detail, self.evidence_box = list_with_detail(
+            buttons, self.pending_table, "Select a candidate to see its score and evidence."
+        )
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([720, 380])
