@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
 from persona_desktop.errors import PersonaError
 
@@ -131,3 +131,17 @@ class Ops(QObject):
             pool.waitForDone(-1)
             pool.setExpiryTimeout(0)
         self._relays.clear()  # their queued results are dropped: nobody is left to show them
+
+
+class CancellableThread(QThread):
+    """A worker thread with a cancel flag its long work checks between steps."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._cancel = False
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    def cancelled(self) -> bool:
+        return self._cancel

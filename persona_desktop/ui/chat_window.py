@@ -14,7 +14,7 @@ import html
 import logging
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -44,6 +44,7 @@ from persona_desktop.services.turn_review import (
     TurnReview,
     make_snapshot,
 )
+from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 PLACEHOLDER = "Write to Persona... (Enter sends, Shift+Enter starts a new line)"
 
 
-class StreamWorker(QThread):
+class StreamWorker(CancellableThread):
     """One turn: stores the owner's message, streams the answer, stores it."""
 
     piece = Signal(str)
@@ -62,13 +63,6 @@ class StreamWorker(QThread):
         super().__init__(parent)
         self._session = session
         self._text = text
-        self._cancel = False
-
-    def cancel(self) -> None:
-        self._cancel = True
-
-    def cancelled(self) -> bool:
-        return self._cancel
 
     def run(self) -> None:
         try:
@@ -97,7 +91,7 @@ class ReviewJob:
     include_observations: bool
 
 
-class ReviewWorker(QThread):
+class ReviewWorker(CancellableThread):
     outcome = Signal(object)  # ReviewOutcome
     failed = Signal(str)
 
@@ -105,13 +99,6 @@ class ReviewWorker(QThread):
         super().__init__(parent)
         self._ctx = ctx
         self.job = job
-        self._cancel = False
-
-    def cancel(self) -> None:
-        self._cancel = True
-
-    def cancelled(self) -> bool:
-        return self._cancel
 
     def run(self) -> None:
         job, ctx = self.job, self._ctx

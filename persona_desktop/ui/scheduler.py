@@ -12,12 +12,13 @@ import logging
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
-from PySide6.QtCore import QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import RunStatus
 from persona_desktop.errors import PersonaError
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome, SleepConfig, SleepCycle
+from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def night_of(now: datetime, start: time) -> date:
     return (now - shift).date()
 
 
-class SleepWorker(QThread):
+class SleepWorker(CancellableThread):
     progress = Signal(object)
     outcome = Signal(object)
     failed = Signal(str)
@@ -54,13 +55,6 @@ class SleepWorker(QThread):
     def __init__(self, cycle: SleepCycle, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._cycle = cycle
-        self._cancel = False
-
-    def cancel(self) -> None:
-        self._cancel = True
-
-    def cancelled(self) -> bool:
-        return self._cancel
 
     def run(self) -> None:
         gen = self._cycle.run(self.cancelled)
