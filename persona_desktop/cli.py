@@ -594,20 +594,21 @@ def cmd_forget(args: argparse.Namespace) -> int:
     try:
         now = rt.clock.now()
         if args.what == "source":
-            counts = review.forget_source(rt.uow, _int_id(args.target, "source"), now)
+            counts = review.forget_source(rt.uow, _int_id(args.target, "source"), now, rt.data_dir)
             what = f"source {args.target}"
         else:
             try:
                 day = date.fromisoformat(args.target)
             except ValueError:
                 raise PersonaError(f"expected a day as YYYY-MM-DD, got {args.target!r}") from None
-            counts = review.forget_day(rt.uow, Kind(args.kind), day, now)
+            counts = review.forget_day(rt.uow, Kind(args.kind), day, now, rt.data_dir)
             what = f"{counts['sources']} {args.kind} source(s) of {day.isoformat()}"
     finally:
         rt.close()
     print(
         f"forgot {what}: {counts['fragments']} fragment(s) deleted, "
-        f"{counts['facts_reverted']} fact(s) reverted, {counts['candidates_dropped']} candidate(s) dropped"
+        f"{counts['facts_reverted']} fact(s) reverted, {counts['candidates_dropped']} candidate(s) dropped, "
+        f"{counts.get('media_files', 0)} kept crop/clip file(s) deleted"
     )
     return 0
 

@@ -189,3 +189,19 @@ def test_kept_clips_are_playable_and_expire(cli: Cli, audio_files: dict[str, Pat
     assert not clip.exists() and not clip.parent.exists()
     # The transcript stays (it follows the text retention, not the audio one).
     assert len(cli("fragments", "--json").json()) == 1
+
+
+def test_forgetting_a_recording_deletes_its_kept_clips(
+    cli: Cli, audio_files: dict[str, Path], data_dir: Path
+) -> None:
+    assert cli("config", "set", "capture.keep_audio", "true").code == 0
+    assert cli("ingest", "audio", str(audio_files["wav"])).code == 0
+    [frag] = cli("fragments", "--json").json()
+    clip = data_dir / frag["locator"]["clip"]
+    assert clip.is_file()
+    [source] = cli("sources", "--json").json()
+    result = cli("forget", "source", str(source["id"]))
+    assert result.code == 0, result.err
+    assert not clip.exists(), "the clip of a forgotten recording was kept"
+    assert cli("fragments", "--json").json() == []
+    assert audio_files["wav"].is_file()  # the owner's own file is never touched

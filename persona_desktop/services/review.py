@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from pathlib import Path
 from typing import Any
 
 from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment, Kind
@@ -16,6 +17,7 @@ from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import NotFoundError, StateError
 from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services import skills
+from persona_desktop.services.media import delete_media, media_paths
 
 DECISIONS = ("candidate.approved", "candidate.rejected", "fact.reverted", "source.forgotten")
 UNDO = "decision.undone"
@@ -164,6 +166,7 @@ def _forget(uow: UnitOfWork, source_ids: Sequence[int], at: datetime) -> dict[st
     reverted: list[int] = []
     dropped: list[int] = []
     keys: list[str] = []
+    media: set[str] = set()
     deleted = 0
     for source_id in source_ids:
         found = uow.sources.get(source_id)
@@ -181,19 +184,32 @@ def _forget(uow: UnitOfWork, source_ids: Sequence[int], at: datetime) -> dict[st
                     candidate.id, CandidateStatus.DROPPED, f"source {info.key} forgotten", at
                 )
                 dropped.append(candidate.id)
+        media |= media_paths(uow.fragments.of_source(source_id))
         deleted += uow.fragments.delete_source(source_id)
-    return {"sources": keys, "fragments": deleted, "reverted": reverted, "dropped": dropped}
-
-
-def _counts(done: dict[str, Any]) -> dict[str, int]:
     return {
+        "sources": keys,
+        "fragments": deleted,
+        "reverted": reverted,
+        "dropped": dropped,
+        "media": sorted(media),
+    }
+
+
+def _counts(done: dict[str, Any], data_dir: Path | None) -> dict[str, int]:
+    """After the commit: delete the forgotten fragments' kept crops and clips too."""
+    counts = {
         "fragments": int(done["fragments"]),
         "facts_reverted": len(done["reverted"]),
         "candidates_dropped": len(done["dropped"]),
     }
+    if data_dir is not None:
+        counts["media_files"] = delete_media(done["media"], data_dir)
+    return counts
 
 
-def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) -> dict[str, int]:
+def forget_source(
+    uow_factory: UnitOfWorkFactory, source_id: int, at: datetime, data_dir: Path | None = None
+) -> dict[str, int]:
     """Forget everything learned from a source: revert its facts, drop its candidates, delete its fragments.
 
     Not undoable: the fragments are gone. The journal keeps what was forgotten.
@@ -215,10 +231,12 @@ def forget_source(uow_factory: UnitOfWorkFactory, source_id: int, at: datetime) 
             },
         )
         uow.commit()
-    return _counts(done)
+    return _counts(done, data_dir)
 
 
-def forget_day(uow_factory: UnitOfWorkFactory, kind: Kind, day: date, at: datetime) -> dict[str, int]:
+def forget_day(
+    uow_factory: UnitOfWorkFactory, kind: Kind, day: date, at: datetime, data_dir: Path | None = None
+) -> dict[str, int]:
     """Forget every source of `kind` captured on a local calendar day (a day of screen captures)."""
     start = datetime.combine(day, time.min).astimezone()
     end = datetime.combine(day + timedelta(days=1), time.min).astimezone()
@@ -233,7 +251,7 @@ def forget_day(uow_factory: UnitOfWorkFactory, kind: Kind, day: date, at: dateti
             data={"kind": kind.value, "day": day.isoformat(), **done},
         )
         uow.commit()
-    return {"sources": len(ids), **_counts(done)}
+    return {"sources": len(ids), **_counts(done, data_dir)}
 
 
 def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:

@@ -222,7 +222,8 @@ class MemoryBrowser(QMainWindow):
                 f" {counts.get('facts_reverted', 0)} fact(s) reverted."
             )
 
-        self.ops.run(lambda: review.forget_day(uow, Kind.SCREEN, day, now), done)
+        data_dir = self._ctx.data_dir
+        self.ops.run(lambda: review.forget_day(uow, Kind.SCREEN, day, now, data_dir), done)
 
     def forget(self, source_id: int) -> None:
         uow, now = self._ctx.uow, self._ctx.clock.now()
@@ -234,7 +235,8 @@ class MemoryBrowser(QMainWindow):
                 f" {counts.get('candidates_dropped', 0)} candidate(s) dropped."
             )
 
-        self.ops.run(lambda: review.forget_source(uow, source_id, now), done)
+        data_dir = self._ctx.data_dir
+        self.ops.run(lambda: review.forget_source(uow, source_id, now, data_dir), done)
 
     def _after(self, message: str) -> None:
         self.status.setStyleSheet("")
