@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from PySide6.QtCore import (
     QEventLoop,
+    QLockFile,
     QMessageLogContext,
     QObject,
     QTimer,
@@ -219,6 +221,23 @@ def _python_signals(app: QApplication) -> QTimer:
     return timer
 
 
+def _instance_lock(data_dir: Path, name: str) -> QLockFile | None:
+    """Take the data dir's app lock, or knock on the instance that holds it (None).
+
+    The lock closes the race of two launches at the same moment, which would both
+    find no one listening; a crashed instance's lock is stale and taken over.
+    """
+    lock = QLockFile(str(data_dir / "app.lock"))
+    lock.setStaleLockTime(0)  # stale only when its process is gone, never by age
+    deadline = time.monotonic() + 10
+    while not lock.tryLock(100):
+        if notify_running(name, timeout_ms=300):
+            return None
+        if time.monotonic() > deadline:
+            raise PersonaError(f"another Persona Desktop holds {data_dir / 'app.lock'} but does not answer")
+    return lock
+
+
 def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     app = _application(["persona-desktop", *qt_args])
     try:
@@ -227,7 +246,8 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
         QMessageBox.critical(None, "Persona Desktop", str(exc))
         raise
     name = server_name(rt.data_dir)
-    if notify_running(name):
+    lock = _instance_lock(rt.data_dir, name)
+    if lock is None:
         print("persona-desktop is already running; its review window was brought forward")
         rt.close()
         return 0
@@ -253,6 +273,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     keepalive.stop()
     clean = shell.shutdown()
     instance.close()
+    lock.unlock()
     if tray is not None:
         tray.hide()
     rt.close()

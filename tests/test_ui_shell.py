@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -315,3 +316,38 @@ def _no_stray_windows(qapp: QApplication) -> None:
     yield
     for w in qapp.topLevelWidgets():
         w.close()
+
+
+def test_a_launch_while_another_is_still_starting_waits_and_knocks(data_dir: Path, qtbot: QtBot) -> None:
+    """The first instance holds the data dir's lock but does not listen yet (it is starting):
+    a second launch must neither run beside it nor steal its name, but knock once it listens."""
+    from PySide6.QtCore import QLockFile
+    from PySide6.QtNetwork import QLocalServer
+
+    from persona_desktop.ui.single_instance import server_name
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    data_dir.mkdir(parents=True)
+    (data_dir / "settings.json").write_text('{"app.first_run_done": true}\n')
+    lock = QLockFile(str(data_dir / "app.lock"))
+    assert lock.tryLock(0)
+    cmd = [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir)]
+    second = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = QLocalServer()
+    knocks: list[bytes] = []
+    try:
+        time.sleep(3)  # long enough for the second launch to start up and find the lock taken
+        assert second.poll() is None, second.communicate()
+        server.newConnection.connect(lambda: knocks.append(b"knock"))
+        assert server.listen(server_name(data_dir))
+        qtbot.waitUntil(lambda: second.poll() is not None, timeout=30_000)
+        out, err = second.communicate(timeout=10)
+        assert second.returncode == 0 and "already running" in out, out + err
+        assert "running, data dir" not in out
+        assert knocks
+    finally:
+        server.close()
+        lock.unlock()
+        if second.poll() is None:
+            second.kill()
+            second.communicate(timeout=10)
