@@ -113,6 +113,25 @@ class EditDialog(QDialog):
         return self.editor.toPlainText().strip()
 
 
+def proposal_html(payload: dict[str, Any]) -> str:
+    """What a chat-review proposal would change, in full: a skill's Markdown, a patch, a forget."""
+    pre = "<pre style='white-space: pre-wrap; background:#f6f6f6'>{}</pre>"
+    if payload.get("kind") == "skill" and payload.get("action") == "create":
+        return f"<p><b>New skill {html.escape(str(payload.get('name')))}</b></p>" + pre.format(
+            html.escape(str(payload.get("content", "")))
+        )
+    if payload.get("kind") == "skill" and payload.get("action") == "patch":
+        return (
+            f"<p><b>Patch of skill {html.escape(str(payload.get('name')))}</b>: replace</p>"
+            + pre.format(html.escape(str(payload.get("old", ""))))
+            + "<p>with</p>"
+            + pre.format(html.escape(str(payload.get("new", ""))))
+        )
+    if payload.get("action") == "forget":
+        return f"<p><b>Forget fact {payload.get('fact_id')}</b>, because: {html.escape(str(payload.get('reason', '')))}</p>"
+    return ""
+
+
 class ReviewWindow(QMainWindow):
     changed = Signal()  # a decision landed: the tray recounts
     waiting_loaded = Signal()  # the Waiting tab shows the store's list
@@ -375,6 +394,7 @@ class ReviewWindow(QMainWindow):
             f" &middot; category {html.escape(c.category or 'none')}</p>"
             f"<table cellspacing=4>{rows}</table>"
             f"<p><i>{html.escape(c.reason or '')}</i></p>"
+            f"{proposal_html(c.payload)}"
             "<p><b>Evidence</b></p>"
         )
 
