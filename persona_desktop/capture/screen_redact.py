@@ -16,6 +16,9 @@ from persona_desktop.capture.screen_ports import Box, OcrLine, OcrWord
 Span = tuple[int, int, str]
 
 _CARD = re.compile(r"(?<![\dA-Za-z])\d(?:[ \-]?\d){12,18}(?![\dA-Za-z])")
+# Printed card layout (4 x 4 digits): redacted even when Luhn fails, because one
+# digit misread by OCR would otherwise let a real card number through.
+_CARD_SHAPE = re.compile(r"(?<![\dA-Za-z])(?<!\d[ \-])\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?![ \-]?\d)(?![A-Za-z])")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _KEYS = [
     re.compile(p)
@@ -78,6 +81,7 @@ def find_secrets(text: str) -> list[Span]:
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and luhn_ok(digits):
             spans.append((m.start(), m.end(), "card"))
+    spans.extend((m.start(), m.end(), "card") for m in _CARD_SHAPE.finditer(text))
     for m in _IBAN.finditer(text):
         if iban_ok(m.group()):
             spans.append((m.start(), m.end(), "iban"))
