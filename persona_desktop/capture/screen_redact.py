@@ -18,7 +18,9 @@ Span = tuple[int, int, str]
 _CARD = re.compile(r"(?<![\dA-Za-z])\d(?:[ \-]?\d){12,18}(?![\dA-Za-z])")
 # Printed card layout (4 x 4 digits): redacted even when Luhn fails, because one
 # digit misread by OCR would otherwise let a real card number through.
-_CARD_SHAPE = re.compile(r"(?<![\dA-Za-z])(?<!\d[ \-])\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?![ \-]?\d)(?![A-Za-z])")
+_CARD_SHAPE = re.compile(
+    r"(?<![\dA-Za-z])(?<!\d[ \-])\d{4}([ \-])\d{4}\1\d{4}\1\d{4}(?![ \-]?\d)(?![A-Za-z])"
+)
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _KEYS = [
     re.compile(p)
