@@ -218,6 +218,12 @@ SETTINGS: dict[str, Setting] = {
             "Windows never captured when the title contains one of these (case-insensitive).",
         ),
         _s(
+            "capture.paused_until",
+            str,
+            "",
+            "Capture is paused until this time (ISO 8601), or until you resume ('resume'); empty means not paused.",
+        ),
+        _s(
             "capture.keep_images",
             bool,
             False,

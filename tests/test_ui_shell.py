@@ -351,3 +351,27 @@ def test_a_launch_while_another_is_still_starting_waits_and_knocks(data_dir: Pat
         if second.poll() is None:
             second.kill()
             second.communicate(timeout=10)
+
+
+def test_a_pause_survives_a_restart_and_can_last_until_resumed(shell: Shell, ui_ctx: UiContext) -> None:
+    from persona_desktop.ui.capture_control import CaptureController
+
+    shell.speech_action.trigger()
+    assert shell.pause_hold_action.isVisible()
+    shell.pause_hold_action.trigger()
+    assert shell.state() is TrayState.PAUSED and "paused until you resume" in shell.describe()
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    assert saved.get("capture.paused_until") == "resume"
+    # the app restarts: the new controller reads the pause back and captures nothing
+    restarted = CaptureController(saved, ui_ctx.clock, lambda: None)
+    assert restarted.is_paused() and restarted.paused_indefinitely
+    shell.resume_action.trigger()
+    assert shell.state() is TrayState.CAPTURING
+    assert Settings.load(ui_ctx.settings.path).get("capture.paused_until") == ""  # type: ignore[arg-type]
+
+    shell.pause15_action.trigger()
+    timed = CaptureController(Settings.load(ui_ctx.settings.path), ui_ctx.clock, lambda: None)  # type: ignore[arg-type]
+    assert timed.is_paused() and timed.paused_until is not None and not timed.paused_indefinitely
+    shell.resume_action.trigger()
+    timed.shutdown()
+    restarted.shutdown()

@@ -1,7 +1,9 @@
 """The capture switches behind the tray menu: on/off per kind, pause for a while.
 
 The switch is the setting (`capture.screen_enabled`, `capture.speech_enabled`),
-saved at once, so the choice survives a restart. When the composition root attaches
+saved at once, so the choice survives a restart. So does a pause
+(`capture.paused_until`): an owner who paused capture "until I resume" must not
+find it running again after a restart. When the composition root attaches
 a capture loop for a kind, the controller also starts, stops, pauses and resumes it.
 """
 
@@ -46,9 +48,11 @@ class CaptureController(QObject):
         self._loops: dict[str, CaptureLoop] = {}
         self._running: set[str] = set()
         self.paused_until: datetime | None = None
+        self.paused_indefinitely = False
         self._resume_timer = QTimer(self)
         self._resume_timer.setSingleShot(True)
         self._resume_timer.timeout.connect(self.resume)
+        self._restore_pause()
 
     # --- wiring -------------------------------------------------------------------------
 
@@ -69,7 +73,7 @@ class CaptureController(QObject):
         return bool(self._settings.get(f"capture.{kind}_enabled"))
 
     def is_paused(self) -> bool:
-        return self.paused_until is not None
+        return self.paused_indefinitely or self.paused_until is not None
 
     def any_enabled(self) -> bool:
         return any(self.is_enabled(k) for k in KINDS)
@@ -79,6 +83,8 @@ class CaptureController(QObject):
         if not on:
             return "capture off"
         what = " and ".join(on)
+        if self.paused_indefinitely:
+            return f"{what} capture paused until you resume"
         if self.paused_until is not None:
             local = self.paused_until.astimezone()
             return f"{what} capture paused until {local:%H:%M}"
@@ -101,17 +107,30 @@ class CaptureController(QObject):
         self.changed.emit()
         return started
 
-    def pause(self, minutes: float) -> None:
-        self.paused_until = self._clock.now() + timedelta(minutes=minutes)
-        self._resume_timer.start(int(minutes * 60_000))
+    def pause(self, minutes: float | None) -> None:
+        """Pause every capture for `minutes`, or until `resume()` when None."""
+        if minutes is None:
+            self.paused_indefinitely, self.paused_until = True, None
+            self._resume_timer.stop()
+            self._settings.set("capture.paused_until", "resume")
+        else:
+            self.paused_indefinitely = False
+            self.paused_until = self._clock.now() + timedelta(minutes=minutes)
+            self._resume_timer.start(int(minutes * 60_000))
+            self._settings.set("capture.paused_until", self.paused_until.isoformat())
+        self._save()
         for kind in list(self._running):
             self._call(kind, "pause")
         self.changed.emit()
 
     def resume(self) -> None:
         self._resume_timer.stop()
-        was_paused = self.paused_until is not None
+        was_paused = self.is_paused()
         self.paused_until = None
+        self.paused_indefinitely = False
+        if self._settings.get("capture.paused_until"):
+            self._settings.set("capture.paused_until", "")
+            self._save()
         for kind in KINDS:
             if not self.is_enabled(kind):
                 continue
@@ -128,6 +147,28 @@ class CaptureController(QObject):
             self._stop(kind)
 
     # --- internals ----------------------------------------------------------------------
+
+    def _restore_pause(self) -> None:
+        saved = str(self._settings.get("capture.paused_until"))
+        if saved == "resume":
+            self.paused_indefinitely = True
+            return
+        if not saved:
+            return
+        try:
+            until: datetime | None = datetime.fromisoformat(saved)
+        except ValueError:
+            until = None
+        if until is None or until.tzinfo is None:
+            log.warning("capture.paused_until %r is not a time; capture stays paused until resumed", saved)
+            self.paused_indefinitely = True  # unreadable: err on the side of not capturing
+            return
+        left = (until - self._clock.now()).total_seconds()
+        if left > 0:
+            self.paused_until = until
+            self._resume_timer.start(int(left * 1000))
+        else:
+            self._settings.set("capture.paused_until", "")
 
     def _start(self, kind: str) -> bool:
         if kind not in self._loops or kind in self._running:

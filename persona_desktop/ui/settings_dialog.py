@@ -44,7 +44,7 @@ TABS = (
     ("export", "Chat and export"),
     ("app", "App and data"),
 )
-HIDDEN = {"app.first_run_done"}
+HIDDEN = {"app.first_run_done", "capture.paused_until"}  # state the tray menu sets
 WEIGHT_KEYS = tuple(f"sleep.weights.{name}" for name in SIGNALS)
 
 

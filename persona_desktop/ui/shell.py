@@ -76,6 +76,7 @@ class Shell(QObject):
         self.speech_action = self._action("Speech capture", lambda on: self._toggle("speech", on), True)
         self.pause15_action = self._action("Pause for 15 minutes", lambda: self.capture.pause(15))
         self.pause60_action = self._action("Pause for 1 hour", lambda: self.capture.pause(60))
+        self.pause_hold_action = self._action("Pause until I resume", lambda: self.capture.pause(None))
         self.resume_action = self._action("Resume capture", self.capture.resume)
         self.review_action = self._action("Review...", self.open_review)
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
@@ -92,6 +93,7 @@ class Shell(QObject):
             self.speech_action,
             self.pause15_action,
             self.pause60_action,
+            self.pause_hold_action,
             self.resume_action,
             None,
             self.review_action,
@@ -118,6 +120,7 @@ class Shell(QObject):
         any_on = self.capture.any_enabled()
         self.pause15_action.setVisible(any_on and not paused)
         self.pause60_action.setVisible(any_on and not paused)
+        self.pause_hold_action.setVisible(any_on and not paused)
         self.resume_action.setVisible(paused)
         self.review_action.setText(f"Review {self.pending} waiting..." if self.pending else "Review...")
         running = self.scheduler.is_running()
