@@ -307,9 +307,13 @@ def test_memory_forgets_a_day_of_screen_captures(
 def test_review_proposals_show_what_they_would_change() -> None:
     from persona_desktop.ui.review_window import proposal_html
 
-    skill = proposal_html({"kind": "skill", "action": "create", "name": "brew-tea", "content": "1. Boil <water>"})
+    skill = proposal_html(
+        {"kind": "skill", "action": "create", "name": "brew-tea", "content": "1. Boil <water>"}
+    )
     assert "New skill brew-tea" in skill and "1. Boil &lt;water&gt;" in skill
-    patch = proposal_html({"kind": "skill", "action": "patch", "name": "brew-tea", "old": "Boil", "new": "Heat"})
+    patch = proposal_html(
+        {"kind": "skill", "action": "patch", "name": "brew-tea", "old": "Boil", "new": "Heat"}
+    )
     assert "replace" in patch and "Boil" in patch and "Heat" in patch
     assert "Forget fact 4" in proposal_html({"action": "forget", "fact_id": 4, "reason": "moved"})
     assert proposal_html({"confidence": 0.9}) == ""
