@@ -822,4 +822,16 @@ def start_app(args: argparse.Namespace) -> int:
         raise PersonaError(f"the desktop app cannot start: {exc}") from None
     if getattr(args, "self_test", False):
         return self_test(_data_dir(args))
+    _check_graphical_session()
     return run_app(_data_dir(args), list(getattr(args, "qt_args", []) or []))
+
+
+def _check_graphical_session() -> None:
+    """Qt aborts without a display, advising to reinstall; say what is really wrong instead."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        raise PersonaError(
+            "no graphical session (DISPLAY and WAYLAND_DISPLAY are unset): the tray app needs one; "
+            "run a command instead (see --help), or --self-test"
+        )

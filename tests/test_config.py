@@ -87,3 +87,10 @@ def test_usage_errors_are_one_line_and_non_zero(cli: Cli, argv: list[str]) -> No
     result = cli.process(*argv)
     assert result.code == 2
     assert len(result.err.strip().splitlines()) == 1 and "error:" in result.err
+
+
+def test_tray_app_without_a_graphical_session_says_so(cli: Cli) -> None:
+    env = {"DISPLAY": "", "WAYLAND_DISPLAY": "", "QT_QPA_PLATFORM": ""}
+    result = cli.process(env=env)
+    assert result.code == 1
+    assert "no graphical session" in result.err and "Reinstalling" not in result.err
