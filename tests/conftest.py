@@ -118,3 +118,18 @@ def ollama_server() -> Iterator[OllamaServer]:
     """A scripted loopback Ollama (see tests/ollama_server.py); `.url` is its host."""
     with OllamaServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pulse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One private PulseAudio (null sink + virtual microphone) for the rest of the session.
+
+    Qt's audio layer binds to the first sound server it meets and keeps it for the
+    process: a server stopped after one test module left later media playback to
+    block inside QMediaPlayer.stop(). So it lives until the session ends.
+    """
+    from tests.speech_support import private_pulseaudio
+
+    with private_pulseaudio(tmp_path_factory.mktemp("pulse")) as server, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PULSE_SERVER", server.server)
+        yield server

@@ -26,7 +26,7 @@ from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.speech_live import SessionStats, SpeechSession
 from persona_desktop.domain.model import Author, Kind, Trust
 from persona_desktop.errors import CaptureUnavailableError
-from tests.speech_support import SENTENCES, Pulse, private_pulseaudio, synth, word_recall
+from tests.speech_support import SENTENCES, Pulse, synth, word_recall
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -34,10 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def pulse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pulse]:
-    with private_pulseaudio(tmp_path_factory.mktemp("pulse")) as server, pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PULSE_SERVER", server.server)
-        yield server
+def pulse(pulse_server: Pulse) -> Pulse:
+    return pulse_server
 
 
 @pytest.fixture(scope="module")

@@ -79,7 +79,7 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
 
 
 def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
-    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot, pulse_server: object
 ) -> None:
     crop, clip = seed_media_evidence(runtime, seeded.pending[0])
     window = ReviewWindow(ui_ctx)

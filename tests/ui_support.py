@@ -316,7 +316,8 @@ def run_probe(server: XServer, *args: str, timeout: float = 90) -> subprocess.Co
     return subprocess.run(
         [sys.executable, "-m", "tests.ui_support", *args],
         cwd=Path(__file__).resolve().parents[1],
-        env=server.env(),
+        # No sound server under this Xvfb desktop, whatever an earlier test started.
+        env={**server.env(), "PULSE_SERVER": "unix:/nonexistent/persona-test-no-pulse"},
         capture_output=True,
         text=True,
         timeout=timeout,
