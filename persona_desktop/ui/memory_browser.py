@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from datetime import date
-from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -187,56 +187,48 @@ class MemoryBrowser(QMainWindow):
         )
 
     def confirm_forget(self, source_id: int, label: str) -> None:
-        answer = QMessageBox.question(
-            self,
+        if self._confirm(
             "Forget a source",
             f"Forget everything learned from \u201c{label}\u201d?\n\nIts facts are reverted, candidates"
             " citing it stop waiting, and its captured text is deleted. The journal keeps a record"
             " of what was forgotten. This cannot be undone.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Yes:
+        ):
             self.forget(source_id)
 
     def confirm_forget_day(self, day: date) -> None:
-        answer = QMessageBox.question(
-            self,
+        if self._confirm(
             "Forget a day of screen captures",
             f"Forget everything learned from the screen captures of {day.isoformat()}?\n\n"
             "Facts citing them are reverted, candidates citing them stop waiting, and that day's"
             " screen text is deleted. The journal keeps a record. This cannot be undone.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Yes:
+        ):
             self.forget_day(day)
 
     def forget_day(self, day: date) -> None:
-        uow, now = self._ctx.uow, self._ctx.clock.now()
-
-        def done(counts: dict[str, Any]) -> None:
-            self._after(
-                f"Forgotten: {counts.get('sources', 0)} capture(s) of {day.isoformat()},"
-                f" {counts.get('fragments', 0)} fragment(s) deleted,"
-                f" {counts.get('facts_reverted', 0)} fact(s) reverted."
-            )
-
-        data_dir = self._ctx.data_dir
-        self.ops.run(lambda: review.forget_day(uow, Kind.SCREEN, day, now, data_dir), done)
+        uow, now, data_dir = self._ctx.uow, self._ctx.clock.now(), self._ctx.data_dir
+        self._forget(
+            lambda: review.forget_day(uow, Kind.SCREEN, day, now, data_dir),
+            lambda c: f"Forgotten: {c.get('sources', 0)} capture(s) of {day.isoformat()},",
+        )
 
     def forget(self, source_id: int) -> None:
-        uow, now = self._ctx.uow, self._ctx.clock.now()
+        uow, now, data_dir = self._ctx.uow, self._ctx.clock.now(), self._ctx.data_dir
+        self._forget(lambda: review.forget_source(uow, source_id, now, data_dir), lambda _c: "Forgotten:")
 
-        def done(counts: dict[str, Any]) -> None:
+    def _confirm(self, title: str, question: str) -> bool:
+        buttons = QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel
+        answer = QMessageBox.question(self, title, question, buttons, QMessageBox.StandardButton.Cancel)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _forget(self, call: Callable[[], dict[str, int]], head: Callable[[dict[str, int]], str]) -> None:
+        def done(counts: dict[str, int]) -> None:
             self._after(
-                f"Forgotten: {counts.get('fragments', 0)} fragment(s) deleted,"
+                f"{head(counts)} {counts.get('fragments', 0)} fragment(s) deleted,"
                 f" {counts.get('facts_reverted', 0)} fact(s) reverted,"
                 f" {counts.get('candidates_dropped', 0)} candidate(s) dropped."
             )
 
-        data_dir = self._ctx.data_dir
-        self.ops.run(lambda: review.forget_source(uow, source_id, now, data_dir), done)
+        self.ops.run(call, done)
 
     def _after(self, message: str) -> None:
         self.status.setStyleSheet("")
