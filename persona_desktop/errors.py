@@ -34,3 +34,7 @@ class StateError(PersonaError):
 
 class CaptureUnavailableError(PersonaError):
     """Screen or microphone capture cannot work on this system."""
+
+
+class CapturePermissionError(CaptureUnavailableError):
+    """The desktop refused a screenshot (the portal's answer 2, or its prompt was cancelled)."""

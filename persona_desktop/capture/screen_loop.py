@@ -6,6 +6,12 @@ once; a running Tesseract call (well under a second) is the longest it can take,
 what that call read is then dropped, not stored. Events are reported through
 `on_event`, called on the capture thread: a Qt receiver must hop to the GUI thread
 (a queued signal does that).
+
+Where exclusions cannot hold (no window list on this desktop) or periodic screenshots
+would disturb the owner (GNOME flashes on each one), `periodic_reason` says so and the
+loop only captures when asked (`capture_now`). An all-black grab is never stored and
+stops the loop with a message (see `screen_black`); so does a window list that fails
+for a pass: that pass is skipped, never captured without its exclusions.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
 from persona_desktop.capture.screen_privacy import PauseState
 from persona_desktop.domain.model import NewFragment, SourceInfo
-from persona_desktop.errors import CaptureUnavailableError, PersonaError
+from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
 from persona_desktop.services.ingest import ingest
 
@@ -33,7 +40,7 @@ MAINTENANCE_EVERY = timedelta(hours=1)
 
 @dataclass(frozen=True, slots=True)
 class ScreenEvent:
-    kind: str  # started | captured | paused | resumed | error | stopped
+    kind: str  # started | mode | captured | paused | resumed | error | stopped
     at: datetime
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -49,17 +56,20 @@ class LoopStatus:
     excluded: int = 0
     ocr_runs: int = 0
     fragments: int = 0
+    periodic: bool = True
+    periodic_reason: str | None = None  # why only capture on demand works
 
 
 Sources = list[tuple[SourceInfo, list[NewFragment]]]
 
 
-def _window_list(windows: WindowInfo) -> list[WindowDesc]:
+def _window_list(windows: WindowInfo) -> list[WindowDesc] | None:
+    """The windows, or None when the list could not be read (the pass is then skipped)."""
     try:
         return windows.windows()
     except Exception:
         log.debug("window list failed", exc_info=True)
-        return []
+        return None
 
 
 def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
@@ -79,7 +89,11 @@ class ScreenCaptureLoop:
         interval_s: float = 10.0,
         maintenance: Callable[[datetime], None] | None = None,
         on_event: Callable[[ScreenEvent], None] | None = None,
+        periodic_reason: Callable[[ScreenGrabber, WindowInfo], str | None] | None = None,
+        advice: str = "",
     ) -> None:
+        """`periodic_reason(grabber, windows)` is asked once they are open: a reason means
+        capture on demand only. `advice` (what works on this desktop) ends fatal messages."""
         self._grabber_factory = grabber_factory
         self._window_info_factory = window_info_factory
         self.pipeline = pipeline
@@ -88,6 +102,10 @@ class ScreenCaptureLoop:
         self.interval_s = interval_s
         self._maintenance = maintenance
         self._on_event = on_event
+        self._periodic_reason = periodic_reason
+        self._advice = advice
+        self._black = BlackWatch()
+        self._windows_failing = False
         self._pause = PauseState()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -165,17 +183,19 @@ class ScreenCaptureLoop:
         try:
             grabber = self._grabber_factory()
             windows = self._window_info_factory()
-            next_at = time.monotonic()
+            periodic = self._decide_mode(grabber, windows)
+            next_at = time.monotonic() if periodic else float("inf")
             while not self._stop.is_set():
                 wait = next_at - time.monotonic()
                 if wait > 0 and not self._force.is_set():
-                    self._wake.wait(wait)
+                    self._wake.wait(wait if periodic else None)
                 self._wake.clear()
                 if self._stop.is_set():
                     break
                 if time.monotonic() < next_at and not self._force.is_set():
                     continue  # woken by pause/resume: just re-check the state
-                next_at = time.monotonic() + self.interval_s
+                if periodic:
+                    next_at = time.monotonic() + self.interval_s
                 force = self._force.is_set()
                 self._force.clear()
                 try:
@@ -186,6 +206,8 @@ class ScreenCaptureLoop:
                     log.exception("screen capture pass failed")
                     self._set(last_error=str(exc))
                     self._emit("error", {"message": f"screen capture pass failed: {exc}"})
+        except CapturePermissionError as exc:
+            self._fail(str(exc), refused=True)
         except CaptureUnavailableError as exc:
             self._fail(str(exc))
         except Exception as exc:  # a bug: report it, do not kill the app
@@ -203,6 +225,13 @@ class ScreenCaptureLoop:
                     self._status = replace(self._status, state="stopped")
             self._emit("stopped", {})
 
+    def _decide_mode(self, grabber: ScreenGrabber, windows: WindowInfo) -> bool:
+        reason = self._periodic_reason(grabber, windows) if self._periodic_reason is not None else None
+        self._set(periodic=reason is None, periodic_reason=reason)
+        if reason is not None:
+            self._emit("mode", {"periodic": False, "reason": reason})
+        return reason is None
+
     def tick(self, grabber: ScreenGrabber, windows: WindowInfo, force: bool = False) -> list[CaptureResult]:
         """One pass over every monitor (public so tests and benchmarks can drive it)."""
         now = self._clock.now()
@@ -214,13 +243,22 @@ class ScreenCaptureLoop:
         self._maybe_maintain(now)
         results: list[CaptureResult] = []
         sources: Sources = []
-        window_list = _window_list(windows)
+        window_list = self._windows_or_skip(windows)
+        if window_list is None:
+            return []
+        black = 0
         for monitor in grabber.monitors():
             if self._interrupted():
                 return []
             at = self._clock.now()  # grab time, per monitor
             frame = grabber.grab(monitor)
-            after = _window_list(windows)
+            if is_all_black(frame):
+                black += 1
+                results.append(CaptureResult(monitor.index, "black"))
+                continue
+            after = self._windows_or_skip(windows)
+            if after is None:
+                return []
             if _active(after) != _active(window_list):
                 # the focus moved while grabbing: the exclusions checked may not fit the pixels
                 results.append(CaptureResult(monitor.index, "unsettled"))
@@ -239,6 +277,8 @@ class ScreenCaptureLoop:
                 sources.append((result.source, result.fragments))
         if self._interrupted():
             return []
+        if self._black.saw(bool(results) and black == len(results)):
+            raise CaptureUnavailableError(BLACK_MESSAGE)
         added = 0
         if sources:
             try:
@@ -256,6 +296,19 @@ class ScreenCaptureLoop:
         return results
 
     # --- helpers ------------------------------------------------------------------------
+
+    def _windows_or_skip(self, windows: WindowInfo) -> list[WindowDesc] | None:
+        """The window list; None (skip the pass) when it cannot be read: exclusions first."""
+        window_list = _window_list(windows)
+        if window_list is None:
+            if not self._windows_failing:
+                self._windows_failing = True
+                message = "the window list could not be read; screen capture skips passes until it can"
+                self._set(last_error=message)
+                self._emit("error", {"message": message})
+            return None
+        self._windows_failing = False
+        return window_list
 
     def _interrupted(self) -> bool:
         """Stopped or paused mid-pass: what was read is dropped, and forgotten."""
@@ -292,9 +345,11 @@ class ScreenCaptureLoop:
         with self._lock:
             self._status = replace(self._status, **changes)
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str, refused: bool = False) -> None:
+        if self._advice:
+            message = f"{message}. {self._advice}"
         self._set(state="error", last_error=message)
-        self._emit("error", {"message": message, "fatal": True})
+        self._emit("error", {"message": message, "fatal": True, "refused": refused})
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         if self._on_event is None:
