@@ -238,6 +238,18 @@ SETTINGS: dict[str, Setting] = {
             minimum=1,
             maximum=3650,
         ),
+        _s(
+            "capture.periodic_with_flash",
+            bool,
+            False,
+            "On GNOME (Wayland) every screenshot flashes the screen and plays the shutter sound; capture periodically anyway.",
+        ),
+        _s(
+            "capture.screen_confirmed",
+            bool,
+            False,
+            "On Wayland, the desktop allowed a first screenshot taken from the 'Enable screen capture' window.",
+        ),
         _s("capture.speech_enabled", bool, False, "Capture speech from the microphone (off by default)."),
         _s("capture.microphone", str, "", "Microphone name; empty means the system default."),
         _s(

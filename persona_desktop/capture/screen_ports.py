@@ -17,6 +17,9 @@ Box = tuple[int, int, int, int]
 
 Pixels = npt.NDArray[np.uint8]
 
+MAX_IMAGE_PIXELS = 100_000_000
+"""Larger pictures are refused, whoever hands them over (a file, a portal, grim)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Monitor:
@@ -94,6 +97,18 @@ class ScreenGrabber(Protocol):
     def close(self) -> None: ...
 
 
+class DesktopShooter(Protocol):
+    """One picture of the whole desktop (every output) per call: the portal or grim on Wayland."""
+
+    name: str
+
+    def take(self) -> Pixels:
+        """RGB pixels, H x W x 3."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class OcrEngine(Protocol):
     def read(self, image: Pixels) -> list[OcrLine]:
         """OCR a grayscale (H x W) or RGB image; boxes are in the image's pixels."""
@@ -106,6 +121,14 @@ class WindowInfo(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class DesktopWindowInfo(WindowInfo, Protocol):
+    """A Wayland compositor's window list, in its logical layout coordinates."""
+
+    def layout(self) -> Box | None:
+        """The bounding box of every output (logical pixels), or None when unknown."""
+        ...
 
 
 class NoWindowInfo:

@@ -1,12 +1,18 @@
 """Wiring of screen capture from the settings: the loop for the tray app, files for the CLI.
 
-This module picks the concrete adapters (mss, Tesseract, X11), so, like `bootstrap.py`,
-only composition roots (`app.py`, `cli.py`) may import it; the ui gets the loop handed in.
+This module picks the concrete adapters (mss or the Wayland grabbers, Tesseract, the
+window readers), so, like `bootstrap.py`, only composition roots (`app.py`, `cli.py`) may
+import it; the ui gets the loop handed in. Which grabber and window source: mss and X11
+on X11; on Wayland the desktop portal (grim on wlroots when the portal has no
+Screenshot) and the compositor's own window list (sway, Hyprland, KWin, GNOME's Window
+Calls extension). Where no window list exists, periodic capture stays off.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,18 +26,35 @@ from PIL import Image, UnidentifiedImageError
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
 from persona_desktop.bootstrap import Runtime
-from persona_desktop.capture.screen_loop import ScreenCaptureLoop, ScreenEvent
-from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import NoWindowInfo, OcrEngine, WindowInfo
+from persona_desktop.capture.screen_desktop import (
+    GNOME_NO_EXTENSION,
+    NO_WINDOWS_REASON,
+    DesktopSession,
+    ScreenSupport,
+    Session,
+    WindowSource,
+    detect,
+    support_for,
+)
+from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
+from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
+from persona_desktop.capture.screen_ports import (
+    MAX_IMAGE_PIXELS,
+    Box,
+    DesktopShooter,
+    NoWindowInfo,
+    OcrEngine,
+    ScreenGrabber,
+    WindowInfo,
+)
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import Kind
-from persona_desktop.errors import ImportFormatError, PersonaError
+from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
-
-MAX_IMAGE_PIXELS = 100_000_000
 
 
 def _uow(runtime: Runtime) -> UnitOfWorkFactory:
@@ -58,6 +81,18 @@ def build_pipeline(settings: Settings, data_dir: Path, ocr: OcrEngine | None = N
     )
 
 
+log = logging.getLogger(__name__)
+
+
+def current_desktop() -> DesktopSession:
+    return detect(os.environ, sys.platform)
+
+
+def screen_support(settings: Settings, desktop: DesktopSession | None = None) -> ScreenSupport:
+    """What screen capture can do on this desktop, with the owner's choice about flashing."""
+    return support_for(desktop or current_desktop(), bool(settings.get("capture.periodic_with_flash")))
+
+
 def window_info_factory() -> WindowInfo:
     """X11 and Windows expose window titles; elsewhere (macOS for now) frames carry none."""
     if sys.platform.startswith("linux"):
@@ -69,6 +104,101 @@ def window_info_factory() -> WindowInfo:
 
         return Win32WindowInfo()
     return NoWindowInfo()
+
+
+def _wayland_source(source: WindowSource) -> WindowInfo:
+    """The compositor's window list; CaptureUnavailableError when it does not answer."""
+    if source is WindowSource.SWAY:
+        from persona_desktop.adapters.wayland.sway import SwayWindows
+
+        return SwayWindows()
+    if source is WindowSource.HYPRLAND:
+        from persona_desktop.adapters.wayland.hyprland import HyprlandWindows
+
+        return HyprlandWindows()
+    if source is WindowSource.KWIN:
+        from persona_desktop.adapters.wayland.kwin import KWinWindows
+
+        return KWinWindows()
+    from persona_desktop.adapters.wayland.gnome import GnomeWindowCalls
+
+    try:
+        return GnomeWindowCalls()
+    except CaptureUnavailableError as exc:
+        raise CaptureUnavailableError(f"{GNOME_NO_EXTENSION} ({exc})") from None
+
+
+def _shooter(name: str) -> DesktopShooter:
+    if name == "portal":
+        from persona_desktop.adapters.wayland.portal import PortalShooter
+
+        return PortalShooter()
+    from persona_desktop.adapters.wayland.grim import GrimShooter
+
+    return GrimShooter()
+
+
+class DesktopCapture:
+    """The grabber and window source of one capture run, chosen for this desktop.
+
+    The loop opens both on its own thread (D-Bus and X11 connections stay on the thread
+    that made them) through `grabber` and `windows`, then asks `periodic_reason`."""
+
+    def __init__(self, support: ScreenSupport) -> None:
+        self.support = support
+        self.source: WindowInfo = NoWindowInfo()
+        self.source_error: str | None = None
+        self.grabber_name = ""
+
+    def grabber(self) -> ScreenGrabber:
+        if "mss" in self.support.grabbers:
+            self.grabber_name = "mss"
+            return MssGrabber()
+        if not self.support.works:
+            raise CaptureUnavailableError(self.support.what_works())
+        tried: list[str] = []
+        for name in self.support.grabbers:
+            try:
+                shooter = _shooter(name)
+            except CaptureUnavailableError as exc:
+                tried.append(str(exc))
+                continue
+            self.grabber_name = name
+            return WholeDesktopGrabber(shooter, self.layout)
+        raise CaptureUnavailableError("; ".join(tried))
+
+    def windows(self) -> WindowInfo:
+        """X11/Win32 as before; on Wayland the compositor's list, or none (with the reason)."""
+        if self.support.desktop.session is not Session.WAYLAND:
+            self.source = window_info_factory()
+            return self.source
+        if self.support.windows is None:
+            self.source_error = NO_WINDOWS_REASON
+            return self.source
+        try:
+            self.source = _wayland_source(self.support.windows)
+        except CaptureUnavailableError as exc:
+            log.info("no window information: %s", exc)
+            self.source_error = str(exc)
+        return self.source
+
+    def layout(self) -> Box | None:
+        layout = getattr(self.source, "layout", None)
+        if layout is None:
+            return None
+        try:
+            box = layout()
+        except PersonaError:
+            log.debug("layout unknown", exc_info=True)
+            return None
+        return box if isinstance(box, tuple) else None
+
+    def periodic_reason(self, _grabber: ScreenGrabber, windows: WindowInfo) -> str | None:
+        if self.support.periodic_reason is not None:
+            return self.support.periodic_reason
+        if self.support.desktop.session is Session.WAYLAND and isinstance(windows, NoWindowInfo):
+            return self.source_error or NO_WINDOWS_REASON
+        return None
 
 
 def purge_expired_images(image_dir: Path, now: datetime, retention_days: int) -> int:
@@ -104,21 +234,67 @@ def maintenance(runtime: Runtime) -> Callable[[datetime], None]:
 
 
 def build_screen_loop(
-    runtime: Runtime, on_event: Callable[[ScreenEvent], None] | None = None
+    runtime: Runtime,
+    on_event: Callable[[ScreenEvent], None] | None = None,
+    desktop: DesktopCapture | None = None,
 ) -> ScreenCaptureLoop:
     """The loop the tray app drives. Raises CaptureUnavailableError if Tesseract is missing;
     a missing display is reported when the loop starts (as an `error` event and status)."""
     s = runtime.settings
+    desktop = desktop or DesktopCapture(screen_support(s))
     return ScreenCaptureLoop(
-        grabber_factory=MssGrabber,
-        window_info_factory=window_info_factory,
+        grabber_factory=desktop.grabber,
+        window_info_factory=desktop.windows,
         pipeline=build_pipeline(s, runtime.data_dir),
         uow_factory=_uow(runtime),
         clock=runtime.clock,
         interval_s=float(s.get("capture.interval_seconds")),
         maintenance=maintenance(runtime),
         on_event=on_event,
+        periodic_reason=desktop.periodic_reason,
+        advice=desktop.support.what_works(),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OnceOutcome:
+    """One capture on demand: what each monitor gave and how many new lines were stored."""
+
+    grabber: str
+    results: list[CaptureResult]
+    status: LoopStatus
+    windows_known: bool
+
+    @property
+    def fragments(self) -> int:
+        return self.status.fragments
+
+    def summary(self) -> str:
+        excluded = sum(r.status == "excluded" for r in self.results)
+        parts = [f"{self.fragments} new line(s) stored"]
+        if excluded:
+            parts.append("the active window is excluded: nothing read")
+        if not self.windows_known:
+            parts.append("no window list on this desktop: exclusions could not be checked")
+        return f"screen captured ({self.grabber}): " + "; ".join(parts)
+
+
+def capture_once(runtime: Runtime, on_event: Callable[[ScreenEvent], None] | None = None) -> OnceOutcome:
+    """Grab, read and store the screen once now, with this desktop's grabber and exclusions
+    (the CLI's `capture screen` and the tray's "Capture this screen now"). Raises
+    CaptureUnavailableError (CapturePermissionError when the desktop refused)."""
+    desktop = DesktopCapture(screen_support(runtime.settings))
+    loop = build_screen_loop(runtime, on_event, desktop)
+    grabber = desktop.grabber()
+    try:
+        windows = desktop.windows()
+        try:
+            results = loop.tick(grabber, windows, force=True)
+        finally:
+            windows.close()
+    finally:
+        grabber.close()
+    return OnceOutcome(desktop.grabber_name, results, loop.status(), not isinstance(windows, NoWindowInfo))
 
 
 # --- `ingest screen IMAGE...` ------------------------------------------------------------
