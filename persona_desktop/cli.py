@@ -147,6 +147,56 @@ def cmd_ingest_screen(args: argparse.Namespace) -> int:
     return 1 if any("error" in r for r in report) else 0
 
 
+# --- capture on demand -----------------------------------------------------------------
+
+
+def cmd_capture_screen(args: argparse.Namespace) -> int:
+    """One screenshot now, read and stored like a periodic one (a keyboard shortcut can run it)."""
+    from persona_desktop.capture.screen_setup import capture_once
+
+    rt = _runtime(args)
+    try:
+        outcome = capture_once(rt)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json(
+            {
+                "grabber": outcome.grabber,
+                "fragments": outcome.fragments,
+                "monitors": [r.status for r in outcome.results],
+                "windows_known": outcome.windows_known,
+            }
+        )
+    else:
+        print(outcome.summary())
+    return 0
+
+
+def cmd_capture_support(args: argparse.Namespace) -> int:
+    """What screen capture can do on this desktop, from the session's variables."""
+    from persona_desktop.bootstrap import load_settings
+    from persona_desktop.capture.screen_setup import screen_support
+
+    support = screen_support(load_settings(_data_dir(args)))
+    if args.json:
+        _emit_json(
+            {
+                "session": support.desktop.session.value,
+                "desktop": support.desktop.desktop.value,
+                "grabbers": list(support.grabbers),
+                "window_source": support.windows.value if support.windows else None,
+                "periodic": support.periodic_reason is None and support.works,
+                "periodic_reason": support.periodic_reason,
+                "flashes": support.flashes,
+                "what_works": support.what_works(),
+            }
+        )
+    else:
+        print(support.what_works())
+    return 0
+
+
 # --- what was captured ------------------------------------------------------------------
 
 
@@ -724,6 +774,15 @@ def build_parser() -> argparse.ArgumentParser:
     screen.add_argument("images", nargs="+", metavar="IMAGE")
     screen.add_argument("--json", action="store_true")
     screen.set_defaults(handler=cmd_ingest_screen)
+
+    cap = sub.add_parser("capture", help="capture the screen now; what screen capture can do here")
+    csub = cap.add_subparsers(dest="what", metavar="WHAT", required=True)
+    cscreen = csub.add_parser("screen", help="take one screenshot now, read it and store its text")
+    cscreen.add_argument("--json", action="store_true")
+    cscreen.set_defaults(handler=cmd_capture_screen)
+    csupport = csub.add_parser("support", help="what screen capture can do on this desktop")
+    csupport.add_argument("--json", action="store_true")
+    csupport.set_defaults(handler=cmd_capture_support)
 
     frags = sub.add_parser("fragments", help="what was captured")
     frags.add_argument("--kind", choices=["chat", "screen", "speech"])

@@ -62,8 +62,6 @@ def detect(env: Mapping[str, str], platform: str) -> DesktopSession:
         session = Session.WAYLAND
     elif env.get("DISPLAY"):
         session = Session.X11
-    elif declared == "x11":
-        session = Session.NONE  # says X11 but there is no display to reach
     else:
         session = Session.NONE
     return DesktopSession(session, _desktop(env))
@@ -111,6 +109,12 @@ class ScreenSupport:
     def works(self) -> bool:
         return bool(self.grabbers)
 
+    def advice(self) -> str:
+        """What to tell the owner after screen capture had to stop."""
+        if self.desktop.session is Session.X11:
+            return X11_ADVICE
+        return self.what_works()
+
     def what_works(self) -> str:
         """A few sentences for the first-run dialog, Settings and error messages."""
         d = self.desktop
@@ -141,6 +145,11 @@ def _source_words(source: WindowSource | None) -> str:
     }.get(source, "the desktop") if source is not None else "nothing"  # fmt: skip
 
 
+X11_ADVICE = (
+    "If this is a Wayland desktop, start Persona Desktop from it (its menu or autostart, where "
+    "XDG_SESSION_TYPE=wayland and WAYLAND_DISPLAY are set) so that it uses the desktop portal; "
+    "on X11, a locked or blanked screen also grabs black"
+)
 FLASH_REASON = (
     "on GNOME every screenshot flashes the screen and plays the shutter sound, so Persona "
     "captures only when you ask, unless you turn on 'Capture periodically although the screen "

@@ -252,7 +252,7 @@ def build_screen_loop(
         maintenance=maintenance(runtime),
         on_event=on_event,
         periodic_reason=desktop.periodic_reason,
-        advice=desktop.support.what_works(),
+        advice=desktop.support.advice(),
     )
 
 
@@ -285,15 +285,18 @@ def capture_once(runtime: Runtime, on_event: Callable[[ScreenEvent], None] | Non
     CaptureUnavailableError (CapturePermissionError when the desktop refused)."""
     desktop = DesktopCapture(screen_support(runtime.settings))
     loop = build_screen_loop(runtime, on_event, desktop)
-    grabber = desktop.grabber()
     try:
-        windows = desktop.windows()
+        grabber = desktop.grabber()
         try:
-            results = loop.tick(grabber, windows, force=True)
+            windows = desktop.windows()
+            try:
+                results = loop.tick(grabber, windows, force=True)
+            finally:
+                windows.close()
         finally:
-            windows.close()
-    finally:
-        grabber.close()
+            grabber.close()
+    except CaptureUnavailableError as exc:
+        raise type(exc)(f"{exc}. {desktop.support.advice()}") from None
     return OnceOutcome(desktop.grabber_name, results, loop.status(), not isinstance(windows, NoWindowInfo))
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 
 from jeepney import DBusAddress, HeaderFields, Message, MessageType, new_method_call
-from jeepney.io.blocking import DBusConnection, open_dbus_connection
+from jeepney.bus import get_bus
+from jeepney.bus_messages import message_bus
+from jeepney.io.blocking import DBusConnection, DBusConnectionBase, prep_socket
+from jeepney.io.common import MessageFilters
 
 from persona_desktop.errors import CaptureUnavailableError, PersonaError
 
@@ -29,17 +32,36 @@ class DBusReplyError(PersonaError):
     """A reply whose content is not what the interface promises."""
 
 
+class _Connection(DBusConnection):
+    """jeepney's blocking connection, but its Hello has a deadline too: a bus that accepts
+    the connection and then never answers must not hang the capture thread."""
+
+    def __init__(self, sock: object, hello_timeout: float) -> None:
+        DBusConnectionBase.__init__(self, sock)
+        self._filters = MessageFilters()
+        reply = self.send_and_get_reply(message_bus.Hello(), timeout=hello_timeout)
+        (name,) = body_of(reply, "Hello")
+        self.unique_name = expect_str(name, "Hello")
+
+
 class SessionBus:
     """One connection to the D-Bus session bus; not thread-safe: use it from one thread."""
 
-    def __init__(self, address: str | None = None) -> None:
+    def __init__(self, address: str | None = None, timeout: float = CALL_TIMEOUT_S) -> None:
         address = address or os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
         if not address:
             raise CaptureUnavailableError("no D-Bus session bus here (DBUS_SESSION_BUS_ADDRESS is not set)")
         try:
-            self.conn: DBusConnection = open_dbus_connection(address, auth_timeout=CALL_TIMEOUT_S)
+            sock = prep_socket(get_bus(address), False, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as exc:
             raise CaptureUnavailableError(f"the D-Bus session bus cannot be reached: {exc}") from None
+        try:
+            self.conn: DBusConnection = _Connection(sock, timeout)
+        except (OSError, TimeoutError, PersonaError) as exc:
+            sock.close()
+            raise CaptureUnavailableError(
+                f"the D-Bus session bus did not answer within {timeout:g} s ({str(exc) or 'no reply'})"
+            ) from None
 
     @property
     def unique_name(self) -> str:

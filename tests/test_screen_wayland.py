@@ -1,0 +1,268 @@
+"""Screen capture on a real (headless) Wayland desktop: sway, xdg-desktop-portal with its wlr
+backend, grim, PipeWire, real Wayland windows (Qt's wayland platform) showing known text.
+
+The app's own wiring runs (`capture_once`, `build_screen_loop`, the CLI), choosing the
+portal, sway's window list and the exclusions exactly as on an owner's sway desktop. A
+password manager's window (by app id) and a private browsing window (by title) are on
+screen, and their text must never be stored. See tests/wayland_session.py for the session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from persona_desktop.adapters.wayland.dbus import SessionBus
+from persona_desktop.adapters.wayland.permission import STORE, forget_screenshot_answer, screenshot_answers
+from persona_desktop.adapters.wayland.portal import PortalShooter, PortalTimeoutError
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.capture.screen_loop import ScreenEvent
+from persona_desktop.capture.screen_setup import (
+    DesktopCapture,
+    build_screen_loop,
+    capture_once,
+    screen_support,
+)
+from persona_desktop.domain.model import Kind
+from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError
+from tests.conftest import Cli
+from tests.wayland_session import WLR_OUT, WaylandSession, bare_bus, wayland_session
+
+pytestmark = [pytest.mark.wayland, pytest.mark.timeout(120)]
+
+NOTES = "Quarterly budget meeting Thursday"
+VAULT = "Vault recovery phrase zebra"
+PRIVATE = "Private search about neighbours"
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WaylandSession]:
+    with wayland_session(tmp_path_factory.mktemp("wayland")) as s:
+        yield s
+
+
+@pytest.fixture
+def desktop(session: WaylandSession, monkeypatch: pytest.MonkeyPatch) -> Iterator[WaylandSession]:
+    """This process is a client of the headless sway desktop (as the app is of the owner's)."""
+    for key, value in session.env.items():
+        if key in ("WAYLAND_DISPLAY", "SWAYSOCK", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE",
+                   "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"):  # fmt: skip
+            monkeypatch.setenv(key, value)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    yield session
+    session.close_windows()
+
+
+def screen_texts(runtime: Runtime) -> list[str]:
+    with runtime.uow.read() as uow:
+        return [f.text for f in uow.fragments.all(Kind.SCREEN)]
+
+
+def _three_windows(desktop: WaylandSession) -> None:
+    desktop.show_window("screentest", "Notes", NOTES)
+    desktop.show_window("org.keepassxc.KeePassXC", "Passwords.kdbx - KeePassXC", VAULT)
+    desktop.show_window("firefox", "Private Browsing - Mozilla Firefox", PRIVATE)
+
+
+def test_the_portal_grab_stores_the_notes_and_masks_excluded_windows(
+    desktop: WaylandSession, runtime: Runtime
+) -> None:
+    _three_windows(desktop)
+    desktop.focus("screentest")
+    support = screen_support(runtime.settings)
+    assert support.grabbers == ("portal", "grim") and support.periodic_reason is None
+    outcome = capture_once(runtime)
+    assert outcome.grabber == "portal" and outcome.windows_known
+    texts = screen_texts(runtime)
+    assert NOTES in texts
+    joined = " ".join(texts).lower()
+    assert "zebra" not in joined and "recovery" not in joined and "neighbours" not in joined
+    assert not WLR_OUT.exists()  # the portal's file was read, then deleted
+
+
+def test_an_excluded_active_window_stores_nothing(desktop: WaylandSession, runtime: Runtime) -> None:
+    desktop.show_window("screentest", "Notes", NOTES)
+    desktop.show_window("org.keepassxc.KeePassXC", "Passwords.kdbx - KeePassXC", VAULT)
+    desktop.focus("org.keepassxc.KeePassXC")
+    outcome = capture_once(runtime)
+    assert [r.status for r in outcome.results] == ["excluded"] and outcome.fragments == 0
+    assert screen_texts(runtime) == []
+
+
+def test_the_periodic_loop_runs_on_sway_and_never_stores_the_vault(
+    desktop: WaylandSession, runtime: Runtime
+) -> None:
+    _three_windows(desktop)
+    desktop.focus("screentest")
+    runtime.settings.set("capture.interval_seconds", 1.0)
+    events: queue.Queue[ScreenEvent] = queue.Queue()
+    loop = build_screen_loop(runtime, on_event=events.put)
+    loop.start()
+    try:
+        captured = 0
+        deadline = time.monotonic() + 30
+        while captured < 3 and time.monotonic() < deadline:
+            ev = events.get(timeout=30)
+            assert ev.kind != "error", ev.data
+            captured += ev.kind == "captured"
+        assert captured == 3
+        status = loop.status()
+        assert status.periodic and status.state == "running"
+    finally:
+        assert loop.stop(5)
+    texts = screen_texts(runtime)
+    assert texts.count(NOTES) == 1  # read once, then unchanged
+    assert not any("zebra" in t.lower() or "neighbours" in t.lower() for t in texts)
+
+
+def test_a_window_list_that_breaks_skips_the_pass_instead_of_capturing_unmasked(
+    desktop: WaylandSession, runtime: Runtime, tmp_path: Path
+) -> None:
+    _three_windows(desktop)
+    desktop.focus("screentest")
+    wiring = DesktopCapture(screen_support(runtime.settings))
+    loop = build_screen_loop(runtime, desktop=wiring)
+    grabber = wiring.grabber()
+    windows = wiring.windows()
+    try:
+        windows.path = str(tmp_path / "gone.sock")  # type: ignore[attr-defined]  # sway's socket vanished
+        assert loop.tick(grabber, windows, force=True) == []
+        assert screen_texts(runtime) == []
+        assert "window list could not be read" in (loop.status().last_error or "")
+    finally:
+        grabber.close()
+
+
+def test_without_a_window_list_capture_runs_only_on_demand(
+    desktop: WaylandSession, runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SWAYSOCK")
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "river")  # a wlroots desktop with no window list
+    desktop.show_window("screentest", "Notes", NOTES)
+    events: queue.Queue[ScreenEvent] = queue.Queue()
+    runtime.settings.set("capture.interval_seconds", 1.0)
+    loop = build_screen_loop(runtime, on_event=events.put)
+    loop.start()
+    try:
+        mode = _next(events, "mode")
+        assert mode.data["periodic"] is False and "could not be left out" in mode.data["reason"]
+        time.sleep(1.5)  # past the 1 s interval: a periodic loop would have grabbed by now
+        assert loop.status().frames == 0 and not loop.status().periodic
+        loop.capture_now()
+        _next(events, "captured")
+    finally:
+        assert loop.stop(5)
+    assert NOTES in screen_texts(runtime)
+
+
+def test_grim_takes_over_when_the_portal_has_no_screenshot(
+    desktop: WaylandSession, runtime: Runtime, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    desktop.show_window("screentest", "Notes", NOTES)
+    with bare_bus(tmp_path / "bare") as address:  # a session bus where no portal runs
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        outcome = capture_once(runtime)
+    assert outcome.grabber == "grim" and NOTES in screen_texts(runtime)
+
+
+def test_a_session_bus_that_never_answers_is_an_error_in_time(tmp_path: Path) -> None:
+    with bare_bus(tmp_path / "deaf", deaf=True) as address:
+        started = time.monotonic()
+        with pytest.raises(CaptureUnavailableError, match="did not answer within 1 s"):
+            SessionBus(address, timeout=1.0)
+        assert time.monotonic() - started < 3
+
+
+def test_a_refused_screenshot_says_how_to_allow_it_again(desktop: WaylandSession, runtime: Runtime) -> None:
+    """Answer 2 from the real portal: its wlr backend cannot write /tmp/out.png (a folder there)."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    WLR_OUT.mkdir()
+    try:
+        with pytest.raises(CapturePermissionError, match="Ask the desktop again"):
+            capture_once(runtime)
+        events: list[ScreenEvent] = []
+        loop = build_screen_loop(runtime, on_event=events.append)
+        loop.start()
+        _wait(lambda: loop.status().state == "error")
+        fatal = [e for e in events if e.kind == "error"]
+        assert fatal and fatal[0].data["fatal"] and fatal[0].data["refused"]
+        assert loop.stop(5)
+    finally:
+        WLR_OUT.rmdir()
+    assert screen_texts(runtime) == []
+
+
+def test_a_portal_that_never_answers_times_out_and_a_late_answer_is_ignored(desktop: WaylandSession) -> None:
+    """/tmp/out.png as a FIFO: grim blocks writing it, so the portal hangs, as 1.16 can."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    os.mkfifo(WLR_OUT)
+    shooter = PortalShooter(timeout_s=1.5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PortalTimeoutError, match=r"did not answer within 1\.5 s"):
+            shooter.take()
+        assert time.monotonic() - started < 5
+        drain = threading.Thread(target=lambda: Path(WLR_OUT).read_bytes(), daemon=True)
+        drain.start()  # grim can finish now; the portal then answers the abandoned request
+        drain.join(10)
+        WLR_OUT.unlink()
+        shooter.timeout_s = 10
+        rgb = shooter.take()  # the stale answer for the old request must not be taken for this one
+        assert rgb.shape == (720, 1280, 3) and not WLR_OUT.exists()
+    finally:
+        shooter.close()
+        if WLR_OUT.exists() or WLR_OUT.is_symlink():
+            WLR_OUT.unlink()
+
+
+def test_forgetting_a_refusal_in_the_permission_store(desktop: WaylandSession) -> None:
+    bus = SessionBus()
+    try:
+        bus.call(STORE, "SetPermission", "sbssas", ("screenshot", True, "screenshot", "", ["no"]))
+        assert screenshot_answers(bus) == {"": ["no"]}
+        assert forget_screenshot_answer(bus) == [""]
+        assert screenshot_answers(bus) == {}
+    finally:
+        bus.close()
+
+
+def test_the_cli_captures_on_demand_and_says_what_works(
+    desktop: WaylandSession, cli: Cli, data_dir: Path
+) -> None:
+    desktop.show_window("screentest", "Notes", NOTES)
+    support = cli("capture", "support", "--json")
+    assert support.code == 0, support.err
+    info = support.json()
+    assert info["desktop"] == "sway" and info["periodic"] and info["window_source"] == "sway"
+    shot = subprocess.run(  # the command a keyboard shortcut runs, as its own process
+        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "capture", "screen", "--json"],
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"}, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shot.returncode == 0, shot.stderr
+    assert json.loads(shot.stdout)["fragments"] >= 1
+    assert NOTES in [f["text"] for f in cli("fragments", "--kind", "screen", "--json").json()]
+
+
+def _next(events: queue.Queue[ScreenEvent], kind: str, timeout: float = 30) -> ScreenEvent:
+    deadline = time.monotonic() + timeout
+    while True:
+        ev = events.get(timeout=max(0.01, deadline - time.monotonic()))
+        if ev.kind == kind:
+            return ev
+        assert ev.kind != "error", ev.data
+
+
+def _wait(cond: object, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
