@@ -35,6 +35,7 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
 from persona_desktop.ui.scheduler import SleepScheduler
+from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
 from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
 from persona_desktop.ui.tray import Tray
@@ -99,10 +100,18 @@ class CaptureMessages(QObject):
 
     message = Signal(str)
     stopped = Signal(str)  # a kind that stopped for good (no display, no Tesseract...)
+    screen_mode = Signal(bool, str)  # periodic?, why not (the loop runs on demand only then)
+    screen_refused = Signal(str)  # the desktop refused screenshots
 
     def on_screen_event(self, event: Any) -> None:  # called on the capture thread
+        if event.kind == "mode":
+            self.screen_mode.emit(bool(event.data.get("periodic")), str(event.data.get("reason") or ""))
         if event.kind == "error":
-            self.message.emit(f"Screen capture: {event.data.get('message', 'failed')}")
+            message = str(event.data.get("message", "failed"))
+            if event.data.get("refused"):
+                self.screen_refused.emit(message)
+            else:
+                self.message.emit(f"Screen capture: {message}")
             if event.data.get("fatal"):
                 self.stopped.emit("screen")
 
@@ -133,6 +142,13 @@ class LazyLoop:
     def resume(self) -> None:
         if self.loop is not None:
             self.loop.resume()
+
+    def capture_now(self) -> bool:
+        """Ask the running loop for a capture now; False when none runs."""
+        if self.loop is None or not getattr(self.loop, "is_running", False):
+            return False
+        self.loop.capture_now()
+        return True
 
 
 def _screen_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
@@ -180,12 +196,36 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
     return LazyLoop(build, close)
 
 
-def wire_capture(capture: CaptureController, rt: Runtime) -> CaptureMessages:
-    """Attach the screen and speech loops; they start when (and if) the owner switches them on."""
+def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
+    from persona_desktop.capture import screen_setup
+
+    def forget_refusal() -> list[str]:
+        from persona_desktop.adapters.wayland.permission import forget_screenshot_answer
+
+        return forget_screenshot_answer()
+
+    return ScreenHooks(
+        support=lambda: screen_setup.screen_support(rt.settings),
+        probe=lambda: screen_setup.probe_screen(rt.settings),
+        capture_once=lambda: screen_setup.capture_once(rt),
+        capture_now=screen.capture_now,
+        forget_refusal=forget_refusal,
+    )
+
+
+def wire_capture(
+    capture: CaptureController, rt: Runtime, ctx: UiContext
+) -> tuple[CaptureMessages, ScreenAccess]:
+    """Attach the screen and speech loops; they start when (and if) the owner switches them on.
+    On Wayland the screen loop waits for the desktop's yes, asked from a focused window."""
     messages = CaptureMessages(capture)
-    capture.attach("screen", _screen_loop(rt, messages))
+    screen = _screen_loop(rt, messages)
+    access = ScreenAccess(ctx, capture, _screen_hooks(rt, screen), parent=capture)
+    messages.screen_mode.connect(access.on_mode)
+    messages.screen_refused.connect(access.on_refused)
+    capture.attach("screen", GatedScreenLoop(screen, access))
     capture.attach("speech", _speech_loop(rt, messages))
-    return messages
+    return messages, access
 
 
 def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
@@ -193,7 +233,8 @@ def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
     capture = CaptureController(ctx.settings, ctx.clock, ctx.save_settings)
     shell = Shell(ctx, capture, SleepScheduler(ctx))
     if rt is not None:
-        messages = wire_capture(capture, rt)
+        messages, access = wire_capture(capture, rt, ctx)
+        shell.attach_screen_access(access)
         messages.message.connect(lambda msg: shell.notify("Persona Desktop", msg))
         # the switch goes off with the loop, so the menu never shows a capture that is not running
         messages.stopped.connect(lambda kind: capture.set_enabled(kind, False))

@@ -20,10 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pytestqt.qtbot import QtBot
 
 from persona_desktop.adapters.wayland.dbus import SessionBus
 from persona_desktop.adapters.wayland.permission import STORE, forget_screenshot_answer, screenshot_answers
 from persona_desktop.adapters.wayland.portal import PortalShooter, PortalTimeoutError
+from persona_desktop.app import build_context, build_shell
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import ScreenEvent
 from persona_desktop.capture.screen_setup import (
@@ -266,3 +268,45 @@ def _wait(cond: object, timeout: float = 20) -> None:
     while not cond():  # type: ignore[operator]
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.05)
+
+
+def test_the_tray_app_enables_capture_from_a_focused_window_and_a_refusal_switches_it_off(
+    desktop: WaylandSession, runtime: Runtime, qtbot: QtBot
+) -> None:
+    """The app's own shell on sway: the Enable window's first screenshot (through the real
+    portal) precedes any capture; later, the portal's answer 2 turns capture off, says how to
+    allow it again, and the next switch-on asks from the window again."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    runtime.settings.set("capture.interval_seconds", 1.0)
+    ctx = build_context(runtime)
+    sh = build_shell(ctx, runtime)
+    notes: list[str] = []
+    sh.notified.connect(lambda _title, message: notes.append(message))
+    access = sh.screen_access
+    assert access is not None
+    try:
+        sh.screen_action.trigger()
+        window = access.window
+        assert window is not None and window.isVisible() and screen_texts(runtime) == []
+        window.enable_button.click()
+        qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
+        assert ctx.settings.get("capture.screen_confirmed") is True
+        assert any("The desktop allows screenshots (1280x720 through the desktop portal)" in m for m in notes)
+        qtbot.waitUntil(lambda: NOTES in screen_texts(runtime), timeout=30_000)
+        assert sh.screen_action.isChecked()
+
+        WLR_OUT.mkdir()  # from now on the desktop answers 2
+        try:
+            qtbot.waitUntil(lambda: not sh.screen_action.isChecked(), timeout=30_000)
+            qtbot.waitUntil(lambda: any("Ask the desktop again" in m for m in notes), timeout=10_000)
+            assert ctx.settings.get("capture.screen_confirmed") is False
+            stored = len(screen_texts(runtime))
+            sh.screen_action.trigger()  # on again: the window asks first, nothing runs meanwhile
+            assert window.isVisible() and window.enable_button.isEnabled()
+            assert "Quarterly" not in window.status.text() and len(screen_texts(runtime)) == stored
+        finally:
+            WLR_OUT.rmdir()
+        window.close()  # closed without the desktop's yes: capture stays off
+        assert not sh.screen_action.isChecked()
+    finally:
+        assert sh.shutdown()

@@ -115,6 +115,20 @@ class ScreenSupport:
             return X11_ADVICE
         return self.what_works()
 
+    def headline(self) -> str:
+        """One sentence: what screen capture does on this desktop."""
+        d = self.desktop
+        if not self.works:
+            return "No graphical session was found: screen capture cannot work here."
+        if self.periodic_reason is None:
+            return f"On {d.label}: a screenshot every few seconds; excluded windows are left out."
+        if self.flashes:
+            return (
+                f"On {d.label}: screenshots only when you ask ('Capture this screen now'), as each one "
+                "flashes the screen; periodic capture if you choose it in Settings."
+            )
+        return f"On {d.label}: screenshots only when you ask ('Capture this screen now'); Settings says why."
+
     def what_works(self) -> str:
         """A few sentences for the first-run dialog, Settings and error messages."""
         d = self.desktop

@@ -26,6 +26,7 @@ from PIL import Image, UnidentifiedImageError
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.capture.screen_black import BLACK_MESSAGE, is_all_black
 from persona_desktop.capture.screen_desktop import (
     GNOME_NO_EXTENSION,
     NO_WINDOWS_REASON,
@@ -298,6 +299,28 @@ def capture_once(runtime: Runtime, on_event: Callable[[ScreenEvent], None] | Non
     except CaptureUnavailableError as exc:
         raise type(exc)(f"{exc}. {desktop.support.advice()}") from None
     return OnceOutcome(desktop.grabber_name, results, loop.status(), not isinstance(windows, NoWindowInfo))
+
+
+def probe_screen(settings: Settings) -> str:
+    """One screenshot that is never stored: on Wayland it gets the desktop's permission question
+    asked (from the focused "Enable screen capture" window) and shows the grab is not black.
+    Returns what was seen ("1920x1080 through the desktop portal")."""
+    support = screen_support(settings)
+    desktop = DesktopCapture(support)
+    try:
+        grabber = desktop.grabber()
+        try:
+            monitors = grabber.monitors()
+            frame = grabber.grab(monitors[0])
+        finally:
+            grabber.close()
+    except CaptureUnavailableError as exc:
+        raise type(exc)(f"{exc}. {support.advice()}") from None
+    if is_all_black(frame):
+        raise CaptureUnavailableError(f"{BLACK_MESSAGE}. {support.advice()}")
+    height, width = frame.pixels.shape[:2]
+    via = {"portal": "the desktop portal", "grim": "grim", "mss": "X11"}.get(desktop.grabber_name, "")
+    return f"{width}x{height} through {via}"
 
 
 # --- `ingest screen IMAGE...` ------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -13,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from persona_desktop.capture.screen_desktop import detect, support_for
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 
@@ -50,6 +54,12 @@ class FirstRunDialog(QDialog):
         text.setWordWrap(True)
         text.setTextFormat(Qt.TextFormat.RichText)
         self.screen_box = QCheckBox("Capture the screen")
+        support = support_for(
+            detect(os.environ, sys.platform), bool(ctx.settings.get("capture.periodic_with_flash"))
+        )
+        self.screen_note = QLabel(support.headline())  # what works on this desktop
+        self.screen_note.setWordWrap(True)
+        self.screen_note.setStyleSheet("color: #5f6368; margin-left: 22px;")
         self.speech_box = QCheckBox("Capture speech from the microphone")
         self.sleep_box = QCheckBox("Run the nightly sleep cycle (uses your Ollama model)")
         for box in (self.screen_box, self.speech_box, self.sleep_box):
@@ -67,6 +77,8 @@ class FirstRunDialog(QDialog):
         layout.addWidget(text)
         for box in (self.screen_box, self.speech_box, self.sleep_box):
             layout.addWidget(box)
+            if box is self.screen_box:
+                layout.addWidget(self.screen_note)
         layout.addWidget(note)
         layout.addStretch(1)
         layout.addWidget(buttons)

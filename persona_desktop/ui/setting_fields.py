@@ -30,6 +30,7 @@ LABELS = {
     "capture.exclude_apps": "Never capture these apps",
     "capture.exclude_titles": "Never capture windows titled",
     "capture.keep_images": "Keep screen crops",
+    "capture.periodic_with_flash": "Capture periodically although the screen flashes",
     "capture.keep_audio": "Keep speech clips",
     "review.enabled": "Review the live chat",
     "chat.include_observations": "Observations in the chat prompt",

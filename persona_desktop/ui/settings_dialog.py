@@ -33,6 +33,7 @@ from persona_desktop.errors import LLMError, PersonaError
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
 from persona_desktop.ui.setting_fields import Field, focus_first_error, label_for
 
 TABS = (
@@ -44,7 +45,7 @@ TABS = (
     ("export", "Chat and export"),
     ("app", "App and data"),
 )
-HIDDEN = {"app.first_run_done", "capture.paused_until"}  # state the tray menu sets
+HIDDEN = {"app.first_run_done", "capture.paused_until", "capture.screen_confirmed"}  # state set elsewhere
 WEIGHT_KEYS = tuple(f"sleep.weights.{name}" for name in SIGNALS)
 
 
@@ -59,7 +60,12 @@ class SettingsDialog(QDialog):
     data_deleted = Signal(object)
 
     def __init__(
-        self, ctx: UiContext, capture: CaptureController, ops: Ops, parent: QWidget | None = None
+        self,
+        ctx: UiContext,
+        capture: CaptureController,
+        ops: Ops,
+        parent: QWidget | None = None,
+        screen: ScreenAccess | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Persona Desktop: settings")
@@ -84,6 +90,9 @@ class SettingsDialog(QDialog):
                 self.weight_sum = QLabel()
                 form.addRow("", self.weight_sum)
         self._add_data_section()
+        if screen is not None:  # what screen capture can do on this desktop, first in its tab
+            self.screen_box = ScreenSupportBox(screen)
+            self._form("capture").insertRow(0, self.screen_box)
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #b3261e;")
         self.error_label.setWordWrap(True)

@@ -26,6 +26,7 @@ from persona_desktop.ui.icons import TrayState
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
+from persona_desktop.ui.screen_access import ScreenAccess
 from persona_desktop.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class Shell(QObject):
         self.chat: ChatWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
+        self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
         self._build_actions()
         capture.changed.connect(self._on_state_inputs)
         capture.failed.connect(lambda msg: self.notify("Capture", msg))
@@ -86,10 +88,18 @@ class Shell(QObject):
         self.settings_action = self._action("Settings...", self.open_settings)
         self.quit_action = self._action("Quit", self.quit)
 
+    def attach_screen_access(self, access: ScreenAccess) -> None:
+        """The Wayland permission flow and "Capture this screen now" (in the menu from now on)."""
+        self.screen_access = access
+        access.notified.connect(self.notify)
+        access.changed.connect(self._on_state_inputs)
+
     def menu_actions(self) -> list[QAction | None]:
         """The menu, top to bottom; None is a separator."""
+        now = [self.screen_access.capture_now_action] if self.screen_access is not None else []
         return [
             self.screen_action,
+            *now,
             self.speech_action,
             self.pause15_action,
             self.pause60_action,
@@ -254,7 +264,7 @@ class Shell(QObject):
 
     def open_settings(self) -> SettingsDialog:
         if self.settings_dialog is None or not self.settings_dialog.isVisible():
-            self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops)
+            self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops, screen=self.screen_access)
             self.settings_dialog.saved.connect(self._on_state_inputs)
             self.settings_dialog.data_deleted.connect(lambda _c: self.refresh_counts())
         self.settings_dialog.show()
@@ -309,4 +319,6 @@ class Shell(QObject):
             clean &= self.chat.shutdown(wait_ms)
             self.chat.close()
         self.ops.shutdown()
+        if self.screen_access is not None:
+            self.screen_access.shutdown()
         return clean
