@@ -293,6 +293,7 @@ def wayland_session(base: Path, width: int = 1280, height: int = 720) -> Iterato
     """A running headless sway desktop with a working desktop portal; `base` holds its files."""
     missing = missing_programs()
     assert not missing, f"missing {missing}: scripts/install-system-deps installs them"
+    base.mkdir(parents=True, exist_ok=True)
     procs: list[subprocess.Popen[bytes]] = []
     run: Path | None = None
     session: WaylandSession | None = None

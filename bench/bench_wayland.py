@@ -1,0 +1,214 @@
+"""Screen capture cost on Wayland (the desktop portal, grim) beside X11 (mss on Xvfb), same run.
+
+Starts the headless sway desktop of the tests (tests/wayland_session.py: sway as a dedicated
+user, xdg-desktop-portal with its wlr backend, PipeWire) and an Xvfb, each 1280x720 with the
+same Qt window showing the same text. For each grabber it measures:
+
+- latency per frame: wall time of one grab, as the capture thread sees it (median, p90);
+- CPU per captured minute: one capture pass every 10 s (the default interval) = 6 passes a
+  minute; a pass is what the app's loop does on an unchanged screen (window list, grab,
+  black check, change detection; no OCR, nothing new to store). CPU counts every process
+  that works for the grab: this one, and the portal frontend, its wlr backend (with the grim
+  it runs), PipeWire and sway for Wayland; Xvfb for X11.
+
+    .venv/bin/python bench/bench_wayland.py [--frames 30] [--json]
+
+Needs what scripts/install-system-deps installs (sway, grim, xdg-desktop-portal-wlr, ...);
+as root it creates the dedicated user the tests use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ["OMP_THREAD_LIMIT"] = "1"
+
+from persona_desktop.bootstrap import open_runtime
+from persona_desktop.capture.screen_ports import ScreenGrabber, WindowInfo
+from persona_desktop.capture.screen_setup import DesktopCapture, build_screen_loop, screen_support
+from tests.screen_support import show_window, xvfb
+from tests.wayland_session import WaylandSession, wayland_session
+
+W, H = 1280, 720
+INTERVAL = 10.0
+TEXT = "Quarterly budget meeting Thursday\nCall the plumber tomorrow at nine"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds of a process and its reaped children (grim, run by the wlr backend)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    utime, stime, cutime, cstime = (int(fields[i]) for i in (11, 12, 13, 14))
+    return (utime + stime + cutime + cstime) / TICK
+
+
+def self_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime + ch.ru_utime + ch.ru_stime
+
+
+def session_pids(session: WaylandSession) -> list[int]:
+    """sway, dbus-daemon, PipeWire, the portal backends and the portal frontend (activated)."""
+    pids = {p.pid for p in session.procs}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().split(b"\0")[0].decode()
+                env = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if cmd.endswith("xdg-desktop-portal") and session.env["DBUS_SESSION_BUS_ADDRESS"].encode() in env:
+                pids.add(int(entry.name))
+    return sorted(pids)
+
+
+def measure(
+    name: str, grabber: ScreenGrabber, windows: WindowInfo, loop_tick: Callable[[], object], frames: int,
+    helpers: Callable[[], list[int]],
+) -> dict[str, float]:  # fmt: skip
+    mon = grabber.monitors()[0]
+    grabber.grab(mon)  # warm up (the portal's first call starts its backend)
+    lat = []
+    for _ in range(frames):
+        t = time.perf_counter()
+        grabber.grab(mon)
+        lat.append((time.perf_counter() - t) * 1000)
+    loop_tick()  # the first pass reads the screen in full (OCR); the rest find it unchanged
+    pids = helpers()
+    assert pids, f"{name}: no helper process found to count"
+    cpu0 = self_cpu() + sum(proc_cpu(p) for p in pids)
+    wall0 = time.perf_counter()
+    for _ in range(frames):
+        loop_tick()
+    wall = time.perf_counter() - wall0
+    cpu = self_cpu() + sum(proc_cpu(p) for p in pids) - cpu0
+    per_pass = cpu / frames
+    lat.sort()
+    return {
+        "latency_ms_median": statistics.median(lat),
+        "latency_ms_p90": lat[int(0.9 * (len(lat) - 1))],
+        "pass_wall_ms": wall / frames * 1000,
+        "cpu_ms_per_pass": per_pass * 1000,
+        "cpu_s_per_captured_minute": per_pass * 60 / INTERVAL,
+        "helper_processes": len(pids),
+    }
+
+
+def run_wayland(base: Path, frames: int, grabbers: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    with wayland_session(base / "wl", W, H) as session:
+        saved = dict(os.environ)
+        os.environ.update({k: v for k, v in session.env.items() if k != "HOME"})
+        os.environ.pop("DISPLAY", None)
+        try:
+            session.show_window("screentest", "Notes", TEXT)
+            for which in grabbers:
+                rt = open_runtime(base / f"data-{which}")
+                support = screen_support(rt.settings)
+                wiring = DesktopCapture(type(support)(support.desktop, (which,), support.windows,
+                                                      support.flashes, support.periodic_reason))  # fmt: skip
+                loop = build_screen_loop(rt, desktop=wiring)
+                grabber = wiring.grabber()
+                windows = wiring.windows()
+                try:
+                    out[which] = measure(which, grabber, windows, lambda g=grabber, w=windows, lp=loop: lp.tick(g, w),
+                                         frames, lambda: session_pids(session))  # fmt: skip
+                finally:
+                    grabber.close()
+                    windows.close()
+                    rt.close()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    return out
+
+
+def run_x11(base: Path, frames: int) -> dict[str, float]:
+    with ExitStack() as stack:
+        display = stack.enter_context(xvfb(W, H))
+        saved = dict(os.environ)
+        for k in ("WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "SWAYSOCK", "XDG_CURRENT_DESKTOP"):
+            os.environ.pop(k, None)
+        os.environ["DISPLAY"] = display
+        try:
+            win = show_window(display, "Notes", TEXT, (0, 0, W // 2, H), font_px=26)
+            stack.callback(win.close)
+            xvfb_pid = _xvfb_pid()
+            rt = open_runtime(base / "data-mss")
+            wiring = DesktopCapture(screen_support(rt.settings))
+            loop = build_screen_loop(rt, desktop=wiring)
+            grabber = wiring.grabber()
+            windows = wiring.windows()
+            try:
+                return measure("mss", grabber, windows, lambda: loop.tick(grabber, windows), frames,
+                               lambda: [xvfb_pid] if xvfb_pid else [])  # fmt: skip
+            finally:
+                grabber.close()
+                windows.close()
+                rt.close()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+def _xvfb_pid() -> int | None:
+    """Our own Xvfb: the child of this process whose program is Xvfb."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+            if comm == "Xvfb" and int(rest[1]) == os.getpid():
+                return int(entry.name)
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--frames", type=int, default=30)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="bench-wayland-"))
+    results = run_wayland(base, args.frames, ("portal", "grim"))
+    results["mss"] = run_x11(base, args.frames)
+    print(f"{W}x{H}, {args.frames} frames each; a pass every {INTERVAL:.0f} s = {60 / INTERVAL:.0f} passes "
+          "per captured minute (unchanged screen: no OCR)")  # fmt: skip
+    print(f"{'grabber':<22} {'latency median':>15} {'p90':>8} {'pass wall':>10} {'CPU/pass':>9} "
+          f"{'CPU s/captured min':>19} {'vs mss':>7}")  # fmt: skip
+    base_cpu = results["mss"]["cpu_s_per_captured_minute"]
+    labels = {"portal": "portal (sway, wlr)", "grim": "grim (sway)", "mss": "mss (Xvfb)"}
+    for key in ("portal", "grim", "mss"):
+        r = results[key]
+        ratio = r["cpu_s_per_captured_minute"] / base_cpu if base_cpu > 0 else float("nan")
+        print(f"{labels[key]:<22} {r['latency_ms_median']:>12.1f} ms {r['latency_ms_p90']:>5.1f} ms "
+              f"{r['pass_wall_ms']:>7.1f} ms {r['cpu_ms_per_pass']:>6.1f} ms {r['cpu_s_per_captured_minute']:>19.3f} "
+              f"{ratio:>6.1f}x")  # fmt: skip
+    helpers = ", ".join(f"{k} {int(results[k]['helper_processes'])}" for k in ("portal", "grim", "mss"))
+    print(
+        "CPU counts this process and every helper process of the grab (portal, its backend and grim, "
+        f"PipeWire, sway; Xvfb for mss): {helpers} helper processes"
+    )
+    if args.json:
+        print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
