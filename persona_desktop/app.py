@@ -54,13 +54,18 @@ def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
     return make
 
 
+def _data_dir_args(data_dir: Path) -> list[str]:
+    """What a command started outside the app (login, a shortcut) needs to open this data dir."""
+    return [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
+
+
 def _autostart(data_dir: Path) -> Callable[[bool], None] | None:
     try:
         from persona_desktop import autostart
     except ImportError:
         return None
     # a non-default data dir must be the one the login start opens too
-    extra = [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
+    extra = _data_dir_args(data_dir)
 
     def apply(on: bool) -> None:
         if on:
@@ -204,12 +209,21 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
 
         return forget_screenshot_answer()
 
+    def install_shortcut() -> str:
+        from persona_desktop.adapters.wayland.gnome_shortcut import install_capture_shortcut
+        from persona_desktop.autostart import launch_command
+
+        return install_capture_shortcut(
+            [*launch_command(), *_data_dir_args(rt.data_dir), "capture", "screen"]
+        )
+
     return ScreenHooks(
         support=lambda: screen_setup.screen_support(rt.settings),
         probe=lambda: screen_setup.probe_screen(rt.settings),
         capture_once=lambda: screen_setup.capture_once(rt),
         capture_now=screen.capture_now,
         forget_refusal=forget_refusal,
+        install_shortcut=install_shortcut,
     )
 
 

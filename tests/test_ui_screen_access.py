@@ -4,11 +4,15 @@ off with a message that says why and what works; never a silent empty capture.""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
+from persona_desktop.adapters.wayland import gnome_shortcut
 from persona_desktop.app import build_shell
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.config import Settings
@@ -133,3 +137,34 @@ def test_settings_and_first_run_say_what_works_here(
     assert "only when you ask" in first.screen_note.text() and "flashes" in first.screen_note.text()
     first.hide()
     dialog.hide()
+
+
+def test_on_gnome_settings_adds_the_capture_shortcut_beside_the_owners_own(
+    app_shell: tuple[Shell, list[str]], runtime: Runtime, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """GNOME Settings' custom shortcuts, through the real gsettings and schema (keyfile backend)."""
+    sh, notes = app_shell
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "GNOME")
+    monkeypatch.setenv("GSETTINGS_BACKEND", "keyfile")
+    theirs = "/org/gnome/settings-daemon/plugins/media-keys/custom-keybindings/it's-mine/"
+    subprocess.run(["gsettings", "set", gnome_shortcut.SCHEMA, "custom-keybindings",
+                    f"[{gnome_shortcut.gvariant_string(theirs)}]"], check=True)  # fmt: skip
+    dialog = sh.open_settings()
+    assert not dialog.screen_box.shortcut_button.isHidden()
+    for _ in range(2):  # twice: one entry, not two
+        dialog.screen_box.shortcut_button.click()
+        qtbot.waitUntil(lambda: any("Ctrl+Alt+P now captures" in m for m in notes), timeout=TIMEOUT)
+        notes.clear()
+    listed = _gsettings("get", gnome_shortcut.SCHEMA, "custom-keybindings")
+    assert gnome_shortcut.parse_paths(listed) == [theirs, gnome_shortcut.ENTRY]
+    where = f"{gnome_shortcut.RELOCATABLE}:{gnome_shortcut.ENTRY}"
+    command = shlex.split(gnome_shortcut.parse_paths(f"[{_gsettings('get', where, 'command')}]")[0])
+    assert command[-4:] == ["--data-dir", str(runtime.data_dir), "capture", "screen"]
+    assert _gsettings("get", where, "binding") == "'<Control><Alt>p'"
+    dialog.hide()
+
+
+def _gsettings(*args: str) -> str:
+    return subprocess.run(["gsettings", *args], capture_output=True, text=True, check=True).stdout.strip()

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from persona_desktop.capture.screen_desktop import ScreenSupport, Session
+from persona_desktop.capture.screen_desktop import Desktop, ScreenSupport, Session
 from persona_desktop.errors import CapturePermissionError, PersonaError
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController, CaptureLoop
@@ -53,6 +53,7 @@ class ScreenHooks:
     capture_once: Callable[[], Summary]  # one screenshot read and stored now
     capture_now: Callable[[], bool]  # ask the running loop to capture now; False when none runs
     forget_refusal: Callable[[], list[str]]  # app ids whose stored answer was forgotten
+    install_shortcut: Callable[[], str] | None = None  # GNOME: add the keyboard shortcut; its keys
 
 
 class ScreenAccess(QObject):
@@ -164,6 +165,21 @@ class ScreenAccess(QObject):
         if self.window is not None and self.window.isVisible():
             self.window.status.setText(text)
         self.notified.emit("Screen capture", text)
+
+    # --- the keyboard shortcut (GNOME) -------------------------------------------------
+
+    def can_add_shortcut(self) -> bool:
+        return self.hooks.install_shortcut is not None and self.support().desktop.desktop is Desktop.GNOME
+
+    def add_shortcut(self) -> None:
+        if self.hooks.install_shortcut is not None:
+            self.ops.run(self.hooks.install_shortcut, self._on_shortcut)
+
+    def _on_shortcut(self, keys: str) -> None:
+        self.notified.emit(
+            "Screen capture",
+            f"{keys} now captures this screen (GNOME Settings > Keyboard > Custom Shortcuts lists it).",
+        )
 
     # --- capture on demand ------------------------------------------------------------
 
@@ -317,8 +333,14 @@ class ScreenSupportBox(QWidget):
             "Forget an earlier refusal of screenshots in the desktop's permission store"
         )
         self.ask_again_button.clicked.connect(access.ask_again)
+        self.shortcut_button = QPushButton("Add the keyboard shortcut Ctrl+Alt+P")
+        self.shortcut_button.setToolTip(
+            "A custom shortcut in GNOME Settings that runs 'persona-desktop capture screen'"
+        )
+        self.shortcut_button.clicked.connect(access.add_shortcut)
         row = QHBoxLayout()
         row.addWidget(self.ask_again_button)
+        row.addWidget(self.shortcut_button)
         row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 8)
@@ -330,3 +352,4 @@ class ScreenSupportBox(QWidget):
     def refresh(self) -> None:
         self.text.setText(self.access.describe())
         self.ask_again_button.setVisible(self.access.support().desktop.session is Session.WAYLAND)
+        self.shortcut_button.setVisible(self.access.can_add_shortcut())
