@@ -20,6 +20,8 @@ as root it creates the dedicated user the tests use.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 import os
 import resource
@@ -27,8 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -109,61 +110,65 @@ def measure(
     }
 
 
+def measure_app(
+    name: str, data: Path, only: str | None, frames: int, helpers: Callable[[], list[int]]
+) -> dict[str, float]:
+    """The app's own wiring for this desktop (`only`: force that grabber), measured."""
+    rt = open_runtime(data)
+    support = screen_support(rt.settings)
+    if only is not None:
+        support = dataclasses.replace(support, grabbers=(only,))
+    wiring = DesktopCapture(support)
+    loop = build_screen_loop(rt, desktop=wiring)
+    grabber = wiring.grabber()
+    windows = wiring.windows()
+    try:
+        return measure(name, grabber, windows, lambda: loop.tick(grabber, windows), frames, helpers)
+    finally:
+        grabber.close()
+        windows.close()
+        rt.close()
+
+
 def run_wayland(base: Path, frames: int, grabbers: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    with wayland_session(base / "wl", W, H) as session:
-        saved = dict(os.environ)
-        os.environ.update({k: v for k, v in session.env.items() if k != "HOME"})
-        os.environ.pop("DISPLAY", None)
-        try:
-            session.show_window("screentest", "Notes", TEXT)
-            for which in grabbers:
-                rt = open_runtime(base / f"data-{which}")
-                support = screen_support(rt.settings)
-                wiring = DesktopCapture(type(support)(support.desktop, (which,), support.windows,
-                                                      support.flashes, support.periodic_reason))  # fmt: skip
-                loop = build_screen_loop(rt, desktop=wiring)
-                grabber = wiring.grabber()
-                windows = wiring.windows()
-                try:
-                    out[which] = measure(which, grabber, windows, lambda g=grabber, w=windows, lp=loop: lp.tick(g, w),
-                                         frames, lambda: session_pids(session))  # fmt: skip
-                finally:
-                    grabber.close()
-                    windows.close()
-                    rt.close()
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
-    return out
+    with wayland_session(base / "wl", W, H) as session, client_env(session.env, drop=("DISPLAY",)):
+        session.show_window("screentest", "Notes", TEXT)
+        return {
+            g: measure_app(g, base / f"data-{g}", g, frames, lambda: session_pids(session)) for g in grabbers
+        }
 
 
 def run_x11(base: Path, frames: int) -> dict[str, float]:
-    with ExitStack() as stack:
-        display = stack.enter_context(xvfb(W, H))
-        saved = dict(os.environ)
-        for k in ("WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "SWAYSOCK", "XDG_CURRENT_DESKTOP"):
-            os.environ.pop(k, None)
-        os.environ["DISPLAY"] = display
+    with xvfb(W, H) as display, client_env({"DISPLAY": display}, drop=WAYLAND_VARS):
+        win = show_window(display, "Notes", TEXT, (0, 0, W // 2, H), font_px=26)
         try:
-            win = show_window(display, "Notes", TEXT, (0, 0, W // 2, H), font_px=26)
-            stack.callback(win.close)
             xvfb_pid = _xvfb_pid()
-            rt = open_runtime(base / "data-mss")
-            wiring = DesktopCapture(screen_support(rt.settings))
-            loop = build_screen_loop(rt, desktop=wiring)
-            grabber = wiring.grabber()
-            windows = wiring.windows()
-            try:
-                return measure("mss", grabber, windows, lambda: loop.tick(grabber, windows), frames,
-                               lambda: [xvfb_pid] if xvfb_pid else [])  # fmt: skip
-            finally:
-                grabber.close()
-                windows.close()
-                rt.close()
+            return measure_app("mss", base / "data-mss", None, frames, lambda: [xvfb_pid] if xvfb_pid else [])
         finally:
-            os.environ.clear()
-            os.environ.update(saved)
+            win.close()
+
+
+WAYLAND_VARS = (
+    "WAYLAND_DISPLAY",
+    "XDG_SESSION_TYPE",
+    "SWAYSOCK",
+    "XDG_CURRENT_DESKTOP",
+    "DBUS_SESSION_BUS_ADDRESS",
+)
+
+
+@contextlib.contextmanager
+def client_env(env: dict[str, str], drop: tuple[str, ...] = ()) -> Iterator[None]:
+    """This process as a client of that desktop, for the duration."""
+    saved = dict(os.environ)
+    for key in drop:
+        os.environ.pop(key, None)
+    os.environ.update({k: v for k, v in env.items() if k != "HOME"})
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _xvfb_pid() -> int | None:

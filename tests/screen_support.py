@@ -112,16 +112,18 @@ def xvfb(width: int = 1280, height: int = 800, screens: int = 1) -> Iterator[str
             proc.stderr.close()
 
 
-_WINDOW = textwrap.dedent(
+WINDOW_SCRIPT = textwrap.dedent(
     """
     import sys
     from PySide6.QtCore import QTimer, Qt
-    from PySide6.QtGui import QFont
+    from PySide6.QtGui import QFont, QGuiApplication
     from PySide6.QtWidgets import QApplication, QLabel
 
     title, text, x, y, w, h, px = sys.argv[1:8]
     app = QApplication(["screen-test-window"])
     app.setApplicationName("screentest")
+    if len(sys.argv) > 8:  # a Wayland app id
+        QGuiApplication.setDesktopFileName(sys.argv[8])
     label = QLabel(text)
     label.setWindowTitle(title)
     label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
@@ -138,6 +140,8 @@ _WINDOW = textwrap.dedent(
 
 
 class XWindow:
+    """A test window's process (X11 or Wayland)."""
+
     def __init__(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
 
@@ -162,7 +166,7 @@ def show_window(
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
     env.pop("WAYLAND_DISPLAY", None)
     proc = subprocess.Popen(
-        [sys.executable, "-c", _WINDOW, title, text, str(left), str(top), str(right - left),
+        [sys.executable, "-c", WINDOW_SCRIPT, title, text, str(left), str(top), str(right - left),
          str(bottom - top), str(font_px)],
         env=env,
         stdin=subprocess.PIPE,

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.screen_support import WINDOW_SCRIPT, XWindow
+
 SWAY_USER = "persona-wl-test"
 PORTAL_SERVICES = (
     "org.freedesktop.portal.Desktop",
@@ -116,55 +118,12 @@ def sway_ipc(sock_path: str, kind: int, payload: str = "") -> Any:
     return json.loads(body)
 
 
-_WINDOW = textwrap.dedent(
-    """
-    import sys
-    from PySide6.QtCore import QTimer, Qt
-    from PySide6.QtGui import QFont, QGuiApplication
-    from PySide6.QtWidgets import QApplication, QLabel
-
-    app_id, title, text, px = sys.argv[1:5]
-    app = QApplication(["wayland-test-window"])
-    QGuiApplication.setDesktopFileName(app_id)
-    label = QLabel(text)
-    label.setWindowTitle(title)
-    label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-    label.setStyleSheet("background: white; color: black; padding: 16px;")
-    font = QFont("DejaVu Sans")
-    font.setPixelSize(int(px))
-    label.setFont(font)
-    label.resize(600, 400)
-    label.show()
-    QTimer.singleShot(300, lambda: print("ready", flush=True))
-    app.exec()
-    """
-)
-
-
-@dataclass
-class WaylandWindow:
-    proc: subprocess.Popen[str]
-    app_id: str
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
-
-
 @dataclass
 class WaylandSession:
     env: dict[str, str]  # what a client of this desktop (the app under test) needs
     swaysock: str
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    windows: list[WaylandWindow] = field(default_factory=list)
+    windows: list[XWindow] = field(default_factory=list)
 
     def ipc(self, kind: int, payload: str = "") -> Any:
         return sway_ipc(self.swaysock, kind, payload)
@@ -185,22 +144,22 @@ class WaylandSession:
         walk(self.ipc(4))
         return out
 
-    def show_window(self, app_id: str, title: str, text: str, font_px: int = 26) -> WaylandWindow:
+    def show_window(self, app_id: str, title: str, text: str, font_px: int = 26) -> XWindow:
         """A real Wayland window (Qt's wayland platform) with this app id, title and text."""
         env = {**os.environ, **self.env, "QT_QPA_PLATFORM": "wayland"}
         env.pop("DISPLAY", None)
         proc = subprocess.Popen(
-            [sys.executable, "-c", _WINDOW, app_id, title, text, str(font_px)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-c", WINDOW_SCRIPT, title, text, "0", "0", "600", "400", str(font_px), app_id],
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        win = WaylandWindow(proc, app_id)
+        win = XWindow(proc)
         self.windows.append(win)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 20)
         line = proc.stdout.readline() if ready else ""
         if line.strip() != "ready":
             win.close()
-            err = proc.stderr.read() if proc.stderr else ""
+            err = proc.stderr.read() if proc.stderr and not proc.stderr.closed else ""
             raise AssertionError(f"wayland test window did not show: {line!r} {err[-2000:]}")
         _wait_for(f"window {app_id}", lambda: self._mapped(app_id, title), 10)
         return win
