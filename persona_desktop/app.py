@@ -262,6 +262,8 @@ def _application(argv: list[str]) -> QApplication:
     app = QApplication(argv)
     app.setApplicationName("persona-desktop")
     app.setApplicationDisplayName("Persona Desktop")
+    # Wayland: windows carry the .desktop file's id, so the desktop knows them as Persona Desktop's
+    app.setDesktopFileName("persona-desktop")
     app.setQuitOnLastWindowClosed(False)
     return app
 

@@ -263,6 +263,15 @@ def _next(events: queue.Queue[ScreenEvent], kind: str, timeout: float = 30) -> S
         assert ev.kind != "error", ev.data
 
 
+def _made_folder() -> bool:
+    """A folder at the wlr portal's fixed output path; False while a pass's picture is there."""
+    try:
+        WLR_OUT.mkdir()
+    except FileExistsError:
+        return False
+    return True
+
+
 def _wait(cond: object, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
     while not cond():  # type: ignore[operator]
@@ -295,7 +304,7 @@ def test_the_tray_app_enables_capture_from_a_focused_window_and_a_refusal_switch
         qtbot.waitUntil(lambda: NOTES in screen_texts(runtime), timeout=30_000)
         assert sh.screen_action.isChecked()
 
-        WLR_OUT.mkdir()  # from now on the desktop answers 2
+        _wait(_made_folder)  # from now on the desktop answers 2 (once the running pass left)
         try:
             qtbot.waitUntil(lambda: not sh.screen_action.isChecked(), timeout=30_000)
             qtbot.waitUntil(lambda: any("Ask the desktop again" in m for m in notes), timeout=10_000)
@@ -308,5 +317,32 @@ def test_the_tray_app_enables_capture_from_a_focused_window_and_a_refusal_switch
             WLR_OUT.rmdir()
         window.close()  # closed without the desktop's yes: capture stays off
         assert not sh.screen_action.isChecked()
+    finally:
+        assert sh.shutdown()
+
+
+def test_on_a_desktop_without_a_window_list_the_tray_captures_only_when_asked(
+    desktop: WaylandSession, runtime: Runtime, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As on GNOME without the flash choice: switched on, the loop waits; the tray's "Capture
+    this screen now" takes one screenshot through the running loop."""
+    monkeypatch.delenv("SWAYSOCK")
+    monkeypatch.setenv("XDG_CURRENT_DESKTOP", "river")
+    desktop.show_window("screentest", "Notes", NOTES)
+    runtime.settings.set("capture.interval_seconds", 1.0)
+    runtime.settings.set("capture.screen_confirmed", True)  # allowed earlier
+    sh = build_shell(build_context(runtime), runtime)
+    notes: list[str] = []
+    sh.notified.connect(lambda _title, message: notes.append(message))
+    access = sh.screen_access
+    assert access is not None
+    try:
+        sh.screen_action.trigger()
+        qtbot.waitUntil(lambda: any("only when you ask" in m for m in notes), timeout=30_000)
+        assert "could not be left out" in access.describe()
+        time.sleep(1.5)
+        assert screen_texts(runtime) == []  # no periodic grab
+        access.capture_now_action.trigger()
+        qtbot.waitUntil(lambda: NOTES in screen_texts(runtime), timeout=30_000)
     finally:
         assert sh.shutdown()

@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from jeepney import DBusAddress, HeaderFields, MatchRule, message_bus, new_method_return
+from jeepney import DBusAddress, HeaderFields, MatchRule, Message, message_bus, new_method_return
 
 from persona_desktop.adapters.wayland.dbus import (
     DBusCallError,
@@ -134,7 +134,7 @@ class KWinWindows:
                 continue
         raise WindowListError("KWin did not run the window script")
 
-    def _wait(self, reports: object) -> object:
+    def _wait(self, reports: object) -> Message:
         conn = self._bus.conn
         while True:
             try:
