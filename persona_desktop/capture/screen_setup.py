@@ -129,11 +129,14 @@ def _wayland_source(source: WindowSource) -> WindowInfo:
         raise CaptureUnavailableError(f"{GNOME_NO_EXTENSION} ({exc})") from None
 
 
-def _shooter(name: str) -> DesktopShooter:
-    if name == "portal":
-        from persona_desktop.adapters.wayland.portal import PortalShooter
+ANSWER_TIMEOUT_S = 60.0  # the first screenshot may wait for the owner's answer to the desktop
 
-        return PortalShooter()
+
+def _shooter(name: str, answer_timeout: bool = False) -> DesktopShooter:
+    if name == "portal":
+        from persona_desktop.adapters.wayland.portal import SHOT_TIMEOUT_S, PortalShooter
+
+        return PortalShooter(timeout_s=ANSWER_TIMEOUT_S if answer_timeout else SHOT_TIMEOUT_S)
     from persona_desktop.adapters.wayland.grim import GrimShooter
 
     return GrimShooter()
@@ -145,8 +148,10 @@ class DesktopCapture:
     The loop opens both on its own thread (D-Bus and X11 connections stay on the thread
     that made them) through `grabber` and `windows`, then asks `periodic_reason`."""
 
-    def __init__(self, support: ScreenSupport) -> None:
+    def __init__(self, support: ScreenSupport, answer_timeout: bool = False) -> None:
+        """`answer_timeout`: the portal may take as long as a person answering its question."""
         self.support = support
+        self.answer_timeout = answer_timeout
         self.source: WindowInfo = NoWindowInfo()
         self.source_error: str | None = None
         self.grabber_name = ""
@@ -160,7 +165,7 @@ class DesktopCapture:
         tried: list[str] = []
         for name in self.support.grabbers:
             try:
-                shooter = _shooter(name)
+                shooter = _shooter(name, self.answer_timeout)
             except CaptureUnavailableError as exc:
                 tried.append(str(exc))
                 continue
@@ -306,7 +311,7 @@ def probe_screen(settings: Settings) -> str:
     asked (from the focused "Enable screen capture" window) and shows the grab is not black.
     Returns what was seen ("1920x1080 through the desktop portal")."""
     support = screen_support(settings)
-    desktop = DesktopCapture(support)
+    desktop = DesktopCapture(support, answer_timeout=True)
     try:
         grabber = desktop.grabber()
         try:
