@@ -93,7 +93,7 @@ def test_importing_twice_adds_nothing(cli: Cli, tmp_path: Path) -> None:
     path = sample(tmp_path)
     assert cli("ingest", "chat", str(path), "--json").json()["added"] == 6
     again = cli("ingest", "chat", str(path), "--json").json()
-    assert again["added"] == 0 and again["skipped"] == 6
+    assert again["added"] == 0 and again["already_known"] == 6
     assert len(cli("fragments", "--json").json()) == 6
 
 

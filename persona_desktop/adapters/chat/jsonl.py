@@ -1,29 +1,154 @@
-"""The plain chat JSONL of DESIGN.md: one message object a line."""
+"""The plain chat JSONL of DESIGN.md: one message object a line, read line by line.
+
+`forwarded_from` makes a message its original author's (`other`, untrusted), whoever
+forwarded it. Two lines with the same chat and id but different text are an error
+naming both lines; the check keeps 20 bytes a line (hashes, compared at the end and
+confirmed on the lines themselves), so memory stays small at any file size.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from array import array
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
 
-from persona_desktop.adapters.chat.dates import parse_iso
+from persona_desktop.adapters.chat.dates import Unreadable, iso_date
+from persona_desktop.adapters.chat.fields import clean_text, make_ref, text_id, without_surrogates
+from persona_desktop.adapters.chat.files import ChatFile
+from persona_desktop.adapters.chat.json_stream import MAX_DEPTH
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError
+from persona_desktop.ports import ChatRecord, ImportedMessage, SkippedMessage, SkipReason
 
 CHAT_TYPES = {"personal", "saved", "group"}
 ROLES = {"owner": Author.OWNER, "assistant": Author.ASSISTANT, "other": Author.OTHER}
 REQUIRED = ("id", "chat", "chat_type", "role", "date", "text")
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
-def parse_jsonl(text: str, file: str) -> list[tuple[SourceInfo, Sequence[NewFragment]]]:
-    chats: dict[str, tuple[SourceInfo, list[NewFragment]]] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{file} line {lineno}"
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{where} column {exc.colno}: {exc.msg}") from None
+def _too_deep(line: str) -> int | None:
+    """The column where nesting passes MAX_DEPTH (outside strings), or None."""
+    depth = 0
+    for match in _BRACKETS.finditer(line):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start() + 1
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _load(raw: bytes, where: str) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{where}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        column = _too_deep(line)
+        if column is not None:
+            raise ImportFormatError(f"{where} column {column}: nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{where} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:  # pragma: no cover - _too_deep stops this first
+        raise ImportFormatError(f"{where}: nested too deeply") from None
+
+
+class _SeenIds:
+    """Which (chat, id) each line used, by 64-bit hash, to find ids reused with other text."""
+
+    def __init__(self) -> None:
+        self.keys = array("q")
+        self.texts = array("q")
+        self.lines = array("l")
+
+    def add(self, chat: str, mid: object, text: str, lineno: int) -> None:
+        self.keys.append(hash((chat, str(mid))))
+        self.texts.append(hash(text))
+        self.lines.append(lineno)
+
+    def conflicts(self) -> Iterator[tuple[int, int]]:
+        """(earlier line, later line) pairs with the same key and different text, earliest first."""
+        if len(self.keys) < 2:
+            return
+        import numpy as np
+
+        n = len(self.keys)
+        keys = np.frombuffer(self.keys, dtype=np.int64)
+        texts = np.frombuffer(self.texts, dtype=np.int64)
+        lines = np.frombuffer(self.lines, dtype=np.dtype(f"i{self.lines.itemsize}"))
+        order = np.argsort(keys, kind="stable")  # stable: within one key, lines stay in file order
+        sorted_keys = keys[order]
+        run_start = np.ones(n, dtype=bool)
+        run_start[1:] = sorted_keys[1:] != sorted_keys[:-1]
+        first = order[np.maximum.accumulate(np.where(run_start, np.arange(n), 0))]
+        conflict = ~run_start & (texts[order] != texts[first])
+        pairs = zip(lines[order[conflict]].tolist(), lines[first[conflict]].tolist(), strict=True)
+        for later_line, first_line in sorted(pairs):
+            yield first_line, later_line
+
+
+class JsonlReader:
+    def __init__(self, file: ChatFile) -> None:
+        self.file = file
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        with self.file.open() as stream:
+            lineno = 0
+            while True:
+                raw = stream.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    return
+                lineno += 1
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise ImportFormatError(
+                        f"{self.file.label} line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MB"
+                    )
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                yield lineno, raw
+
+    def records(self) -> Iterator[ChatRecord]:
+        seen = _SeenIds()
+        found = False
+        for lineno, raw in self._lines():
+            if not raw.strip():
+                continue
+            found = True
+            record = self._record(raw, lineno, seen)
+            yield record
+        if not found:
+            raise ImportFormatError(f"{self.file.label}: no messages found")
+        for first, later in seen.conflicts():
+            self._confirm(first, later)
+
+    def _confirm(self, first: int, later: int) -> None:
+        """Hashes matched: read both lines again and raise if they really conflict."""
+        wanted: dict[int, Any] = {}
+        for lineno, raw in self._lines():
+            if lineno in (first, later):
+                wanted[lineno] = json.loads(raw)
+            if lineno >= later:
+                break
+        a, b = wanted[first], wanted[later]
+        same_id = str(a["chat"]) == str(b["chat"]) and str(a["id"]) == str(b["id"])
+        if same_id and clean_text(a["text"]) != clean_text(b["text"]):
+            raise ImportFormatError(
+                f"{self.file.label} line {later}: id {b['id']!r} in chat {b['chat']!r} was already used on "
+                f"line {first} with different text"
+            )
+
+    def _record(self, raw: bytes, lineno: int, seen: _SeenIds) -> ChatRecord:
+        where = f"{self.file.label} line {lineno}"
+        place = f"line {lineno}"
+        msg = _load(raw, where)
         if not isinstance(msg, dict):
             raise ImportFormatError(f"{where}: expected a JSON object")
         missing = [k for k in REQUIRED if k not in msg]
@@ -38,37 +163,64 @@ def parse_jsonl(text: str, file: str) -> list[tuple[SourceInfo, Sequence[NewFrag
             raise ImportFormatError(f"{where}: text must be a string")
         if not isinstance(msg["date"], str):
             raise ImportFormatError(f"{where}: date must be an ISO 8601 string")
+        if not isinstance(msg["chat"], str | int) or isinstance(msg["chat"], bool):
+            raise ImportFormatError(f"{where}: chat must be a string")
+        forwarded = msg.get("forwarded_from")
+        if forwarded is not None and not isinstance(forwarded, str):
+            raise ImportFormatError(f"{where}: forwarded_from must be a string (the original author)")
         try:
-            captured = parse_iso(msg["date"])
+            mid = text_id(msg["id"])
+            captured = iso_date(msg["date"])
+        except Unreadable as exc:
+            return SkippedMessage(SkipReason.UNREADABLE, place, str(exc))
         except ValueError:
+            if not isinstance(msg["id"], str | int) or isinstance(msg["id"], bool):
+                raise ImportFormatError(f"{where}: id must be a string or an integer") from None
             raise ImportFormatError(f"{where}: date {msg['date']!r} is not ISO 8601") from None
-        if not msg["text"].strip():
-            continue
-        chat = str(msg["chat"])
-        author = ROLES[role]
-        private = chat_type in ("personal", "saved")
-        trusted = private and author in (Author.OWNER, Author.ASSISTANT)
-        source = SourceInfo(f"chat:{chat}", Kind.CHAT, chat, {"chat_type": chat_type, "format": "jsonl"})
-        entry = chats.setdefault(chat, (source, []))
-        entry[1].append(
-            NewFragment(
-                ref=f"chat:{chat}:{msg['id']}",
-                kind=Kind.CHAT,
-                author=author,
-                trust=Trust.TRUSTED if trusted else Trust.UNTRUSTED,
-                text=msg["text"].strip(),
-                captured_at=captured,
-                locator={
-                    "chat_id": chat,
-                    "chat": chat,
-                    "chat_type": chat_type,
-                    "message_id": msg["id"],
-                    "from": msg.get("from"),
-                },
-                session=f"chat:{chat}",
-                seq=lineno,
-            )
+        text = clean_text(msg["text"])
+        chat = without_surrogates(str(msg["chat"]))
+        seen.add(chat, mid, text, lineno)
+        if not text:
+            return SkippedMessage(SkipReason.EMPTY, place)
+        return ImportedMessage(
+            self._source(chat, chat_type), self._fragment(msg, chat, mid, text, captured, lineno), place
         )
-    if not chats:
-        raise ImportFormatError(f"{file}: no messages found")
-    return list(chats.values())
+
+    @staticmethod
+    def _source(chat: str, chat_type: str) -> SourceInfo:
+        return SourceInfo(
+            make_ref("chat", chat),
+            Kind.CHAT,
+            chat,
+            {"chat_type": chat_type, "format": "jsonl"},
+        )
+
+    @staticmethod
+    def _fragment(
+        msg: dict[str, Any], chat: str, mid: str | int, text: str, captured: datetime, lineno: int
+    ) -> NewFragment:
+        forwarded = msg.get("forwarded_from")
+        author = Author.OTHER if forwarded is not None else ROLES[msg["role"]]
+        private = msg["chat_type"] in ("personal", "saved")
+        trusted = private and author in (Author.OWNER, Author.ASSISTANT)
+        locator: dict[str, Any] = {
+            "chat_id": chat,
+            "chat": chat,
+            "chat_type": msg["chat_type"],
+            "message_id": mid,
+            "from": msg.get("from"),
+            "line": lineno,
+        }
+        if forwarded is not None:
+            locator["forwarded_from"] = forwarded
+        return NewFragment(
+            ref=make_ref("chat", chat, mid),
+            kind=Kind.CHAT,
+            author=author,
+            trust=Trust.TRUSTED if trusted else Trust.UNTRUSTED,
+            text=text,
+            captured_at=captured,
+            locator=locator,
+            session=make_ref("chat", chat),
+            seq=lineno,
+        )

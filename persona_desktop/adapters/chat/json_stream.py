@@ -1,0 +1,314 @@
+"""A streaming, bounded JSON reader for chat exports (ijson's C parser underneath).
+
+Exports of hundreds of MB are read event by event and only one message (or one
+conversation) at a time is built as Python values, so memory stays flat at any file
+size. Every limit names its place: nesting deeper than MAX_DEPTH, one value holding
+more than MAX_VALUE_CHARS of text, a single token larger than MAX_TOKEN_BYTES, and a
+syntax error gives its JSON path and its line and column (found by re-reading the
+file up to the failing byte, only when there is an error).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from decimal import Decimal
+from typing import Any
+
+import ijson
+
+from persona_desktop.adapters.chat.files import CHUNK
+from persona_desktop.errors import ImportFormatError
+
+MAX_DEPTH = 64
+MAX_VALUE_CHARS = 64 * 1024 * 1024
+MAX_TOKEN_BYTES = 64 * 1024 * 1024
+
+Event = tuple[str, Any]
+Opener = Callable[[], AbstractContextManager[io.BufferedReader]]
+_VALUE_START = frozenset(("start_map", "start_array", "string", "number", "boolean", "null"))
+_SCALAR = frozenset(("string", "number", "boolean", "null"))
+
+
+def format_path(path: list[str | int | None]) -> str:
+    if len(path) > 16:  # a path into something nested too deeply: its start says enough
+        return f"{format_path(path[:12])}...(depth {len(path)})"
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{max(part, 0)}]"
+        elif part is not None:
+            out += f".{part}" if out else part
+    return out or "the top level"
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _line_column(opener: Opener, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of byte `offset` of the file."""
+    line, last_line_start, done = 1, b"", 0
+    with opener() as stream:
+        while done < offset:
+            chunk = stream.read(min(CHUNK, offset - done))
+            if not chunk:
+                break
+            done += len(chunk)
+            newlines = chunk.count(b"\n")
+            if newlines:
+                line += newlines
+                last_line_start = chunk[chunk.rindex(b"\n") + 1 :]
+            else:
+                last_line_start += chunk
+                last_line_start = last_line_start[-(1 << 20) :]
+    return line, len(last_line_start.decode("utf-8", "replace")) + 1
+
+
+def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
+    """The byte at which the parser fails: replay the file, the last chunk byte by byte."""
+    sink = ijson.sendable_list()
+    parser = ijson.basic_parse_coro(sink)
+    fed = 0
+    with opener() as stream:
+        if skip_bom:
+            stream.read(3)
+            fed = 3
+        try:
+            while fed < upto:
+                chunk = stream.read(min(CHUNK, upto - fed))
+                if not chunk:
+                    break
+                parser.send(chunk)
+                fed += len(chunk)
+                del sink[:]
+            while True:
+                byte = stream.read(1)
+                if not byte:
+                    parser.close()
+                    return fed
+                parser.send(byte)
+                fed += 1
+                del sink[:]
+        except ijson.JSONError:
+            return max(fed - 1, 0)
+    return fed
+
+
+class JsonStream:
+    """Pull-style reading of one JSON document, with its current path for messages.
+
+    `object_keys()` walks an object (the caller reads or skips each value), `array_items()` an
+    array; `value()` builds the next value whole, `skip()` passes over it.
+    """
+
+    def __init__(self, opener: Opener, label: str) -> None:
+        self._opener = opener
+        self.label = label
+        self._path: list[str | int | None] = []
+        self._peeked: Event | None = None
+        self._events = self._read()
+
+    # --- low level ---------------------------------------------------------------------
+
+    def _read(self) -> Iterator[Event]:
+        sink = ijson.sendable_list()
+        parser = ijson.basic_parse_coro(sink)
+        consumed, quiet_since = 0, 0
+        bom = False
+        with self._opener() as stream:
+            first = True
+            while True:
+                chunk = stream.read(CHUNK)
+                if first:
+                    bom = chunk.startswith(b"\xef\xbb\xbf")
+                    chunk = chunk[3:] if bom else chunk
+                    consumed = 3 if bom else 0
+                    first = False
+                failure: Exception | None = None
+                try:
+                    if chunk:
+                        parser.send(chunk)
+                    else:
+                        parser.close()
+                except ijson.JSONError as exc:
+                    failure = exc
+                if failure is not None:  # the events before the error first, so the path is right
+                    yield from sink
+                    raise self._syntax_error(failure, consumed, bom)
+                consumed += len(chunk)
+                if sink:
+                    yield from sink
+                    del sink[:]
+                    quiet_since = consumed
+                elif consumed - quiet_since > MAX_TOKEN_BYTES:
+                    raise self.error(f"one value is larger than {MAX_TOKEN_BYTES // 2**20} MB")
+                if not chunk:
+                    return
+
+    def _syntax_error(self, exc: Exception, consumed: int, bom: bool) -> ImportFormatError:
+        offset = _failing_offset(self._opener, bom, consumed)
+        line, column = _line_column(self._opener, offset)
+        where = format_path(self._path)
+        return ImportFormatError(f"{self.label}: line {line} column {column} (at {where}): {_one_line(exc)}")
+
+    def _next(self) -> Event:
+        if self._peeked is not None:
+            event, self._peeked = self._peeked, None
+            return event
+        try:
+            event = next(self._events)
+        except StopIteration:
+            raise self.error("the file ends too early") from None
+        kind = event[0]
+        path = self._path
+        if kind in _VALUE_START and path and type(path[-1]) is int:
+            path[-1] += 1  # type: ignore[operator]
+        if kind == "map_key":
+            path[-1] = event[1]
+        elif kind == "start_map":
+            path.append(None)
+        elif kind == "start_array":
+            path.append(-1)
+        elif kind in ("end_map", "end_array"):
+            path.pop()
+        if len(path) > MAX_DEPTH:
+            raise self.error(f"nested deeper than {MAX_DEPTH} levels")
+        return event
+
+    def _peek(self) -> Event:
+        if self._peeked is None:
+            self._peeked = self._next()
+        return self._peeked
+
+    # --- what importers use --------------------------------------------------------------
+
+    @property
+    def place(self) -> str:
+        return format_path(self._path)
+
+    def error(self, message: str, place: str | None = None) -> ImportFormatError:
+        return ImportFormatError(f"{self.label}: {place or self.place}: {message}")
+
+    def next_kind(self) -> str:
+        """'object', 'array', 'string', 'number', 'boolean' or 'null': what comes next."""
+        kind = self._peek()[0]
+        return {"start_map": "object", "start_array": "array"}.get(kind, kind)
+
+    def object_keys(self) -> Iterator[str]:
+        """The keys of the object that comes next; read or skip each value before the next key."""
+        event = self._next()
+        if event[0] != "start_map":
+            raise self.error(f"expected an object, found {self._describe(event)}")
+        while True:
+            event = self._next()
+            if event[0] == "end_map":
+                return
+            yield str(event[1])
+
+    def array_items(self) -> Iterator[int]:
+        """Indexes of the array that comes next; read or skip each item before the next."""
+        event = self._next()
+        if event[0] != "start_array":
+            raise self.error(f"expected a list, found {self._describe(event)}")
+        index = 0
+        while True:
+            if self._peek()[0] == "end_array":
+                self._next()
+                return
+            yield index
+            index += 1
+
+    def skip(self) -> None:
+        depth = 0
+        while True:
+            kind = self._next()[0]
+            if kind in ("start_map", "start_array"):
+                depth += 1
+            elif kind in ("end_map", "end_array"):
+                depth -= 1
+            if depth == 0 and kind != "map_key":
+                return
+
+    def value(self, max_chars: int = MAX_VALUE_CHARS) -> Any:
+        """Build the next value; refuse one holding more than `max_chars` of text.
+
+        The events inside the value are taken straight from the parser (the hot loop of
+        an import): the path is kept for the value itself, errors inside it name that.
+        """
+        event = self._next()
+        kind = event[0]
+        if kind in _SCALAR:
+            return event[1]
+        room = MAX_DEPTH - len(self._path)
+        stack: list[Any] = []
+        keys: list[Any] = []
+        chars = 0
+        current: Any = {} if kind == "start_map" else []
+        key: Any = None
+        for kind, val in self._events:
+            if kind == "map_key":
+                key = val
+                chars += len(val)
+                continue
+            if kind == "start_map" or kind == "start_array":
+                stack.append(current)
+                keys.append(key)
+                if len(stack) > room:
+                    raise self.error(f"nested deeper than {MAX_DEPTH} levels", self._value_place())
+                current, key = ({} if kind == "start_map" else []), None
+                continue
+            if kind == "end_map" or kind == "end_array":
+                if not stack:
+                    self._path.pop()
+                    return current
+                val, current, key = current, stack.pop(), keys.pop()
+            elif kind == "string":
+                chars += len(val)
+                if chars > max_chars:
+                    raise self.error(
+                        f"holds more than {max_chars // 2**20} M characters of text", self._value_place()
+                    )
+            if type(current) is dict:
+                current[key] = val
+            else:
+                current.append(val)
+        raise self.error("the file ends too early", self._value_place())
+
+    def _value_place(self) -> str:
+        return format_path(
+            self._path[:-1]
+        )  # the path is not moved inside value(); its last part is the container's
+
+    def end(self) -> None:
+        """After the top-level value: nothing but whitespace may follow (the parser checks)."""
+        for _event in self._events:
+            raise self.error("more than one JSON value in the file")
+
+    @staticmethod
+    def _describe(event: Event) -> str:
+        kind, value = event
+        if kind == "start_map":
+            return "an object"
+        if kind == "start_array":
+            return "a list"
+        if kind == "string":
+            return "a string"
+        if kind == "number":
+            return "a number"
+        return "null" if kind == "null" else f"{kind} {value!r}"
+
+
+def as_number(value: Any) -> float | int | None:
+    """A JSON number as int or float (ijson gives Decimal for fractions); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else None
+    if isinstance(value, float):
+        return value
+    return None
