@@ -35,9 +35,10 @@ def in_range(when: datetime, shown: object) -> datetime:
 
 def iso_date(value: str) -> datetime:
     """An ISO 8601 message date. ValueError when it is not ISO 8601; Unreadable when out of range."""
+    parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))  # ValueError: not ISO 8601
     try:
-        when = parse_iso(value)
-    except OverflowError:
+        when = (parsed if parsed.tzinfo else parsed.astimezone()).astimezone(UTC)
+    except (OverflowError, ValueError):  # year 1 or 9999 pushed over the edge by a time zone
         raise Unreadable(f"date {value!r} is outside {MIN_DATE:%Y}-{MAX_DATE:%Y}") from None
     return in_range(when, repr(value))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import ijson
 
 from persona_desktop.adapters.chat.files import ChatFile
-from persona_desktop.adapters.chat.json_stream import MAX_DEPTH
+from persona_desktop.adapters.chat.json_stream import MAX_DEPTH, SurrogateFilter
 from persona_desktop.adapters.chat.whatsapp import header
 from persona_desktop.errors import ImportFormatError
 
@@ -46,7 +46,8 @@ def _json_head(head: bytes) -> _JsonHead:
     seen = _JsonHead()
     depth = 0
     try:
-        for event, value in ijson.basic_parse(io.BytesIO(head), multiple_values=True):
+        clean = SurrogateFilter().feed(head, final=True)
+        for event, value in ijson.basic_parse(io.BytesIO(clean), multiple_values=True):
             if depth == 1 and seen.values == 0 and event not in ("map_key", "end_map", "end_array"):
                 seen.items += 1
             if event in ("start_map", "start_array"):
@@ -67,7 +68,7 @@ def _json_head(head: bytes) -> _JsonHead:
                     seen.keys.add(value)
             elif depth == 0:
                 seen.values += 1
-    except ijson.JSONError:
+    except (ijson.JSONError, UnicodeDecodeError):
         pass  # the head ends mid-value, or the file is not JSON at all
     return seen
 

@@ -11,6 +11,7 @@ file up to the failing byte, only when there is an error).
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from decimal import Decimal
@@ -26,9 +27,47 @@ MAX_VALUE_CHARS = 64 * 1024 * 1024
 MAX_TOKEN_BYTES = 64 * 1024 * 1024
 
 Event = tuple[str, Any]
+# An escaped backslash, a valid surrogate pair, or a lone surrogate escape (\ud800, \udc00),
+# which the C parser cannot turn into text: lone ones become \ufffd before it sees them.
+_ESCAPES = re.compile(
+    rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
+_HIGH = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 Opener = Callable[[], AbstractContextManager[io.BufferedReader]]
 _VALUE_START = frozenset(("start_map", "start_array", "string", "number", "boolean", "null"))
 _SCALAR = frozenset(("string", "number", "boolean", "null"))
+
+
+def _fix_escape(match: re.Match[bytes]) -> bytes:
+    return b"\\ufffd" if match.group(1) else match.group(0)
+
+
+class SurrogateFilter:
+    """Rewrites lone surrogate escapes in a JSON byte stream, chunk by chunk.
+
+    The end of a chunk from the first backslash of its last 12 bytes (a surrogate pair's
+    length), with the backslashes just before it, waits for the next chunk, so an escape
+    is never cut in two.
+    """
+
+    def __init__(self) -> None:
+        self._carry = b""
+
+    def feed(self, chunk: bytes, final: bool = False) -> bytes:
+        data = self._carry + chunk
+        self._carry = b""
+        if not final:
+            cut = data.find(b"\\", max(len(data) - 12, 0))
+            if cut >= 6 and _HIGH.fullmatch(data, cut - 6, cut):
+                cut -= 6  # the second half of a pair: keep the pair together
+            if cut >= 0:
+                while cut > 0 and data[cut - 1 : cut] == b"\\":
+                    cut -= 1
+                data, self._carry = data[:cut], data[cut:]
+        if _MAYBE_SURROGATE.search(data):
+            data = _ESCAPES.sub(_fix_escape, data)
+        return data
 
 
 def format_path(path: list[str | int | None]) -> str:
@@ -44,6 +83,8 @@ def format_path(path: list[str | int | None]) -> str:
 
 
 def _one_line(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
 
@@ -71,6 +112,7 @@ def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
     """The byte at which the parser fails: replay the file, the last chunk byte by byte."""
     sink = ijson.sendable_list()
     parser = ijson.basic_parse_coro(sink)
+    surrogates = SurrogateFilter()
     fed = 0
     with opener() as stream:
         if skip_bom:
@@ -81,18 +123,19 @@ def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
                 chunk = stream.read(min(CHUNK, upto - fed))
                 if not chunk:
                     break
-                parser.send(chunk)
+                parser.send(surrogates.feed(chunk))
                 fed += len(chunk)
                 del sink[:]
             while True:
                 byte = stream.read(1)
                 if not byte:
+                    parser.send(surrogates.feed(b"", final=True))
                     parser.close()
                     return fed
-                parser.send(byte)
+                parser.send(surrogates.feed(byte))
                 fed += 1
                 del sink[:]
-        except ijson.JSONError:
+        except (ijson.JSONError, UnicodeDecodeError):
             return max(fed - 1, 0)
     return fed
 
@@ -118,6 +161,7 @@ class JsonStream:
         parser = ijson.basic_parse_coro(sink)
         consumed, quiet_since = 0, 0
         bom = False
+        surrogates = SurrogateFilter()
         with self._opener() as stream:
             first = True
             while True:
@@ -129,11 +173,12 @@ class JsonStream:
                     first = False
                 failure: Exception | None = None
                 try:
-                    if chunk:
-                        parser.send(chunk)
-                    else:
+                    data = surrogates.feed(chunk, final=not chunk)
+                    if data:
+                        parser.send(data)
+                    if not chunk:
                         parser.close()
-                except ijson.JSONError as exc:
+                except (ijson.JSONError, UnicodeDecodeError) as exc:
                     failure = exc
                 if failure is not None:  # the events before the error first, so the path is right
                     yield from sink
@@ -257,7 +302,8 @@ class JsonStream:
                 stack.append(current)
                 keys.append(key)
                 if len(stack) > room:
-                    raise self.error(f"nested deeper than {MAX_DEPTH} levels", self._value_place())
+                    place = self._inner_place(stack, keys)
+                    raise self.error(f"nested deeper than {MAX_DEPTH} levels", place)
                 current, key = ({} if kind == "start_map" else []), None
                 continue
             if kind == "end_map" or kind == "end_array":
@@ -276,6 +322,13 @@ class JsonStream:
             else:
                 current.append(val)
         raise self.error("the file ends too early", self._value_place())
+
+    def _inner_place(self, stack: list[Any], keys: list[Any]) -> str:
+        """Where inside the value being built: each parent's key or index of the child."""
+        parts: list[str | int | None] = list(self._path[:-1])
+        for parent, key in zip(stack, keys, strict=True):
+            parts.append(key if type(parent) is dict else len(parent))
+        return format_path(parts)
 
     def _value_place(self) -> str:
         return format_path(
