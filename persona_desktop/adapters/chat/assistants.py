@@ -8,13 +8,44 @@ review can read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from persona_desktop.adapters.chat.fields import make_ref
+from persona_desktop.adapters.chat.files import ChatFile
+from persona_desktop.adapters.chat.json_stream import JsonStream
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.errors import ImportFormatError
+from persona_desktop.ports import ChatRecord
 
 MAX_CONVERSATION_CHARS = 64 * 1024 * 1024
+
+
+def conversations(file: ChatFile) -> Iterator[tuple[dict[str, Any], str]]:
+    """Each conversation of a `conversations.json` list, with its place, one at a time."""
+    stream = JsonStream(file.open, file.label)
+    for _i in stream.array_items():
+        place = stream.place
+        conv = stream.value(MAX_CONVERSATION_CHARS)
+        if not isinstance(conv, dict):
+            raise ImportFormatError(f"{file.label}: {place}: expected a conversation object")
+        yield conv, place
+    stream.end()
+
+
+class ConversationsReader:
+    """A `conversations.json` reader: each conversation is read by `conversation()`."""
+
+    def __init__(self, file: ChatFile) -> None:
+        self.file = file
+
+    def records(self) -> Iterator[ChatRecord]:
+        for conv, place in conversations(self.file):
+            yield from self.conversation(conv, place)
+
+    def conversation(self, conv: dict[str, Any], place: str) -> Iterator[ChatRecord]:
+        raise NotImplementedError
 
 
 def conversation_source(prefix: str, conversation_id: str, title: str, fmt: str) -> SourceInfo:

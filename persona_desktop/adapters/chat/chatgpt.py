@@ -14,14 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.adapters.chat.assistants import (
-    MAX_CONVERSATION_CHARS,
+    ConversationsReader,
     assistant_chat_fragment,
     conversation_source,
 )
 from persona_desktop.adapters.chat.dates import Unreadable, unix_date
 from persona_desktop.adapters.chat.fields import clean_text
-from persona_desktop.adapters.chat.files import ChatFile
-from persona_desktop.adapters.chat.json_stream import JsonStream, as_number
+from persona_desktop.adapters.chat.json_stream import as_number
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import ChatRecord, ImportedMessage, SkippedMessage, SkipReason
 
@@ -107,22 +106,9 @@ def _node_time(node: dict[str, Any]) -> float:
     return float(value) if value is not None else 0.0
 
 
-class ChatGptReader:
-    def __init__(self, file: ChatFile) -> None:
-        self.file = file
-
-    def records(self) -> Iterator[ChatRecord]:
-        stream = JsonStream(self.file.open, self.file.label)
-        for _i in stream.array_items():
-            place = stream.place
-            conv = stream.value(MAX_CONVERSATION_CHARS)
-            yield from self._conversation(conv, place)
-        stream.end()
-
-    def _conversation(self, conv: Any, place: str) -> Iterator[ChatRecord]:
+class ChatGptReader(ConversationsReader):
+    def conversation(self, conv: dict[str, Any], place: str) -> Iterator[ChatRecord]:
         file = self.file.label
-        if not isinstance(conv, dict):
-            raise ImportFormatError(f"{file}: {place}: expected a conversation object")
         conv_id = conv.get("conversation_id") or conv.get("id")
         if not isinstance(conv_id, str) or not conv_id.strip():
             raise ImportFormatError(f"{file}: {place}: the conversation has no 'conversation_id' or 'id'")

@@ -139,6 +139,23 @@ class ChatFile:
         with self.open() as stream:
             return stream.read(size)
 
+    def lines(self, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+        """(line number, raw line) from the start, a UTF-8 BOM dropped; a longer line is an error."""
+        with self.open() as stream:
+            lineno = 0
+            while True:
+                raw = stream.readline(max_bytes + 1)
+                if not raw:
+                    return
+                lineno += 1
+                if len(raw) > max_bytes and not raw.endswith(b"\n"):
+                    raise ImportFormatError(
+                        f"{self.label} line {lineno}: longer than {_size_text(max_bytes)}"
+                    )
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                yield lineno, raw
+
 
 BufferedChat = io.BufferedReader
 

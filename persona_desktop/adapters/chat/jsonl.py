@@ -99,26 +99,10 @@ class JsonlReader:
     def __init__(self, file: ChatFile) -> None:
         self.file = file
 
-    def _lines(self) -> Iterator[tuple[int, bytes]]:
-        with self.file.open() as stream:
-            lineno = 0
-            while True:
-                raw = stream.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    return
-                lineno += 1
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    raise ImportFormatError(
-                        f"{self.file.label} line {lineno}: longer than {MAX_LINE_BYTES // 2**20} MB"
-                    )
-                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                yield lineno, raw
-
     def records(self) -> Iterator[ChatRecord]:
         seen = _SeenIds()
         found = False
-        for lineno, raw in self._lines():
+        for lineno, raw in self.file.lines(MAX_LINE_BYTES):
             if not raw.strip():
                 continue
             found = True
@@ -131,15 +115,19 @@ class JsonlReader:
 
     def _confirm(self, first: int, later: int) -> None:
         """Hashes matched: read both lines again and raise if they really conflict."""
-        wanted: dict[int, Any] = {}
-        for lineno, raw in self._lines():
+        wanted: dict[int, bytes] = {}
+        for lineno, raw in self.file.lines(MAX_LINE_BYTES):
             if lineno in (first, later):
-                wanted[lineno] = json.loads(raw)
+                wanted[lineno] = raw
             if lineno >= later:
                 break
-        a, b = wanted[first], wanted[later]
-        same_id = str(a["chat"]) == str(b["chat"]) and str(a["id"]) == str(b["id"])
-        if same_id and clean_text(a["text"]) != clean_text(b["text"]):
+        try:
+            a, b = json.loads(wanted[first]), json.loads(wanted[later])
+            same_id = str(a["chat"]) == str(b["chat"]) and str(a["id"]) == str(b["id"])
+            differs = clean_text(a["text"]) != clean_text(b["text"])
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise ImportFormatError(f"{self.file.label}: the file changed while it was read") from None
+        if same_id and differs:
             raise ImportFormatError(
                 f"{self.file.label} line {later}: id {b['id']!r} in chat {b['chat']!r} was already used on "
                 f"line {first} with different text"

@@ -10,7 +10,7 @@ bot (`via_bot`) is that author's words (`other`, untrusted), whoever sent it on.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -105,6 +105,17 @@ def _date(msg: dict[str, Any]) -> datetime:
         raise
     except ValueError:
         raise Unreadable(f"date {date!r} is not ISO 8601") from None
+
+
+def _owner_id(info: dict[str, Any], error: Callable[[str, str], ImportFormatError]) -> str | None:
+    """personal_information.user_id: the owner's Telegram id, if the export has it."""
+    value = info.get("user_id")
+    if value is None:
+        return None
+    try:
+        return str(int_id(value))
+    except ValueError:
+        raise error(f"{value!r} is not a user id", "personal_information.user_id") from None
 
 
 class _Chat:
@@ -239,8 +250,7 @@ class TelegramReader:
         for key in stream.object_keys():
             if key == "personal_information" and stream.next_kind() == "object":
                 info = stream.value(1 << 20)
-                if owner is None and info.get("user_id") is not None:
-                    owner = str(info["user_id"])
+                owner = owner or _owner_id(info, stream.error)
             elif key in ("chats", "left_chats"):
                 if owner is None and heads is None:
                     raise _NeedHeads(ordinal)  # personal_information may come later
@@ -314,8 +324,7 @@ class TelegramReader:
         for key in stream.object_keys():
             if key == "personal_information" and stream.next_kind() == "object":
                 info = stream.value(1 << 20)
-                if info.get("user_id") is not None:
-                    heads.owner_id = str(info["user_id"])
+                heads.owner_id = _owner_id(info, stream.error)
             elif key in ("chats", "left_chats"):
                 for ckey in stream.object_keys():
                     if ckey != "list":

@@ -237,22 +237,14 @@ class WhatsAppReader:
     # --- reading lines --------------------------------------------------------------------
 
     def _lines(self) -> Iterator[tuple[int, str]]:
-        with self.file.open() as stream:
-            lineno = 0
-            while True:
-                raw = stream.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    return
-                lineno += 1
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    raise ImportFormatError(f"{self.file.label} line {lineno}: longer than 1 MB")
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise ImportFormatError(
-                        f"{self.file.label} line {lineno}: not UTF-8 text (byte {exc.start + 1} of the line)"
-                    ) from None
-                yield lineno, text.rstrip("\r\n")
+        for lineno, raw in self.file.lines(MAX_LINE_BYTES):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFormatError(
+                    f"{self.file.label} line {lineno}: not UTF-8 text (byte {exc.start + 1} of the line)"
+                ) from None
+            yield lineno, text.rstrip("\r\n")
 
     def _messages(self) -> Iterator[tuple[int, re.Match[str], str]]:
         """(line number, header match, full text with continuation lines)."""
