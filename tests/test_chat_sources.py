@@ -262,3 +262,31 @@ def test_the_format_is_found_by_content_not_by_name(cli: Cli, tmp_path: Path) ->
     prose = tmp_path / "prose.txt"
     prose.write_text("Dear diary,\ntoday I moved to Porto.\n", encoding="utf-8")
     assert "not a chat export this app knows" in cli("ingest", "chat", str(prose)).err
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # US Android, 12-hour clock: month first, 12 AM is midnight, 12 PM is noon
+        (
+            ["1/2/24, 12:05\u202fAM - Ann: a", "1/2/24, 12:30\u202fPM - Ann: b", "1/3/24, 9:41 PM - Bob: c"],
+            ["20240102T000500", "20240102T123000", "20240103T214100"],
+        ),
+        # day and month both 12 or less, 24-hour: the order in which the dates keep increasing wins
+        (
+            ["05.01.24, 08:00 - Ann: a", "12.01.24, 08:00 - Bob: b", "02.02.24, 08:00 - Ann: c"],
+            ["20240105T080000", "20240112T080000", "20240202T080000"],
+        ),
+        (
+            ["01/05/24, 08:00 - Ann: a", "01/12/24, 08:00 - Bob: b", "02/02/24, 08:00 - Ann: c"],
+            ["20240105T080000", "20240112T080000", "20240202T080000"],
+        ),
+    ],
+)
+def test_whatsapp_date_order_and_clock_are_read_from_the_file(
+    cli: Cli, tmp_path: Path, lines: list[str], expected: list[str]
+) -> None:
+    path = whatsapp_txt(tmp_path / "WhatsApp Chat with Bob.txt", "\n".join(lines) + "\n")
+    assert cli("ingest", "chat", str(path), "--owner-name", "Ann").code == 0
+    stamps = sorted(f["ref"].split(":")[2] for f in _fragments(cli).values())
+    assert stamps == expected
