@@ -47,7 +47,7 @@ def cmd_ingest_chat(args: argparse.Namespace) -> int:
     )
     rt = _runtime(args)
     try:
-        report = import_chat(rt.uow, export.records, rt.clock.now())
+        report = import_chat(rt.uow, export.records, rt.clock.now(), str(path))
     finally:
         rt.close()
     _print_chat_import(args, export, report)

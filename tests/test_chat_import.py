@@ -304,8 +304,16 @@ def test_jsonl_reused_id_with_other_text_names_both_lines_and_imports_nothing(
     path = write_jsonl(tmp_path / "dup.jsonl", lines)
     result = cli("ingest", "chat", str(path))
     assert result.code == 1
-    assert "dup.jsonl line 2501: id '7' in chat 'saved' was already used on line 7" in result.err
+    assert (
+        "dup.jsonl: line 2501: message chat:saved:7 was already used at line 7 with different text"
+        in result.err
+    )
     assert cli("fragments", "--json").json() == []
+    near = write_jsonl(tmp_path / "near.jsonl", [chat_line("1", "hello"), chat_line("1", "bye")])
+    assert (
+        "near.jsonl: line 2: message chat:saved:1 was already used at line 1"
+        in cli("ingest", "chat", str(near)).err
+    )
     same = write_jsonl(tmp_path / "same.jsonl", [chat_line("1", "hello"), chat_line("1", "hello")])
     report = cli("ingest", "chat", str(same), "--json").json()
     assert (report["added"], report["already_known"]) == (1, 1)

@@ -6,8 +6,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from persona_desktop.domain.model import NewFragment, SourceInfo
+from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import (
     ChatRecord,
     ImportedMessage,
@@ -109,13 +111,20 @@ class ChatImportReport:
 
 
 class _ChatWriter:
-    """Batches messages per source into the open unit of work, counting as it goes."""
+    """Batches messages per source into the open unit of work, counting as it goes.
 
-    def __init__(self, uow: UnitOfWork, report: ChatImportReport) -> None:
+    The same message twice in one file with different text is an error naming both
+    places: the store itself is the index (every fragment written since `floor` came from
+    this file), so the check costs no memory per message.
+    """
+
+    def __init__(self, uow: UnitOfWork, report: ChatImportReport, label: str) -> None:
         self._uow = uow
         self._report = report
+        self._label = label
+        self._floor = uow.fragments.max_id()
         self._by_key: dict[str, SourceImport] = {}
-        self._pending: dict[str, list[NewFragment]] = {}
+        self._pending: dict[str, list[ImportedMessage]] = {}
         self._held = 0
 
     def add(self, message: ImportedMessage) -> None:
@@ -125,23 +134,44 @@ class _ChatWriter:
             entry = SourceImport(message.source, source_id)
             self._by_key[key] = entry
             self._report.sources.append(entry)
-        self._pending.setdefault(key, []).append(message.fragment)
+        self._pending.setdefault(key, []).append(message)
         self._held += 1
         if self._held >= BATCH:
             self.flush()
 
     def flush(self) -> None:
-        for key, fragments in self._pending.items():
+        self._check_reused_refs()
+        for key, messages in self._pending.items():
             entry = self._by_key[key]
-            added = self._uow.fragments.add_many(entry.source_id, fragments)
+            added = self._uow.fragments.add_many(entry.source_id, [m.fragment for m in messages])
             entry.added += added
-            entry.known += len(fragments) - added
+            entry.known += len(messages) - added
         self._pending.clear()
         self._held = 0
 
+    def _check_reused_refs(self) -> None:
+        batch = [m for messages in self._pending.values() for m in messages]
+        stored = self._uow.fragments.by_refs([m.fragment.ref for m in batch])
+        earlier: dict[str, tuple[str, str]] = {
+            ref: (f.text, _place_of(f.locator)) for ref, f in stored.items() if f.id > self._floor
+        }
+        for message in batch:
+            ref, text = message.fragment.ref, message.fragment.text
+            seen = earlier.setdefault(ref, (text, message.place))
+            if seen[0] != text:
+                raise ImportFormatError(
+                    f"{self._label}: {message.place}: message {ref} was already used at {seen[1]} "
+                    "with different text"
+                )
+
+
+def _place_of(locator: dict[str, Any]) -> str:
+    line = locator.get("line")
+    return f"line {line}" if isinstance(line, int) else "an earlier message of this file"
+
 
 def import_chat(
-    uow_factory: UnitOfWorkFactory, records: Iterable[ChatRecord], at: datetime
+    uow_factory: UnitOfWorkFactory, records: Iterable[ChatRecord], at: datetime, label: str
 ) -> ChatImportReport:
     """Store a chat export as it is read, in one transaction: all of the file, or nothing.
 
@@ -150,7 +180,7 @@ def import_chat(
     """
     report = ChatImportReport()
     with uow_factory() as uow:
-        writer = _ChatWriter(uow, report)
+        writer = _ChatWriter(uow, report, label)
         for record in records:
             if isinstance(record, ImportedMessage):
                 writer.add(record)

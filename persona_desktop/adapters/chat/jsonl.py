@@ -1,16 +1,14 @@
 """The plain chat JSONL of DESIGN.md: one message object a line, read line by line.
 
 `forwarded_from` makes a message its original author's (`other`, untrusted), whoever
-forwarded it. Two lines with the same chat and id but different text are an error
-naming both lines; the check keeps 20 bytes a line (hashes, compared at the end and
-confirmed on the lines themselves), so memory stays small at any file size.
+forwarded it. Each fragment keeps its line number in the locator, which is how two
+lines with the same chat and id but different text are named (`import_chat` checks).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from array import array
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -61,79 +59,20 @@ def _load(raw: bytes, where: str) -> Any:
         raise ImportFormatError(f"{where}: nested too deeply") from None
 
 
-class _SeenIds:
-    """Which (chat, id) each line used, by 64-bit hash, to find ids reused with other text."""
-
-    def __init__(self) -> None:
-        self.keys = array("q")
-        self.texts = array("q")
-        self.lines = array("l")
-
-    def add(self, chat: str, mid: object, text: str, lineno: int) -> None:
-        self.keys.append(hash((chat, str(mid))))
-        self.texts.append(hash(text))
-        self.lines.append(lineno)
-
-    def conflicts(self) -> Iterator[tuple[int, int]]:
-        """(earlier line, later line) pairs with the same key and different text, earliest first."""
-        if len(self.keys) < 2:
-            return
-        import numpy as np
-
-        n = len(self.keys)
-        keys = np.frombuffer(self.keys, dtype=np.int64)
-        texts = np.frombuffer(self.texts, dtype=np.int64)
-        lines = np.frombuffer(self.lines, dtype=np.dtype(f"i{self.lines.itemsize}"))
-        order = np.argsort(keys, kind="stable")  # stable: within one key, lines stay in file order
-        sorted_keys = keys[order]
-        run_start = np.ones(n, dtype=bool)
-        run_start[1:] = sorted_keys[1:] != sorted_keys[:-1]
-        first = order[np.maximum.accumulate(np.where(run_start, np.arange(n), 0))]
-        conflict = ~run_start & (texts[order] != texts[first])
-        pairs = zip(lines[order[conflict]].tolist(), lines[first[conflict]].tolist(), strict=True)
-        for later_line, first_line in sorted(pairs):
-            yield first_line, later_line
-
-
 class JsonlReader:
     def __init__(self, file: ChatFile) -> None:
         self.file = file
 
     def records(self) -> Iterator[ChatRecord]:
-        seen = _SeenIds()
         found = False
         for lineno, raw in self.file.lines(MAX_LINE_BYTES):
-            if not raw.strip():
-                continue
-            found = True
-            record = self._record(raw, lineno, seen)
-            yield record
+            if raw.strip():
+                found = True
+                yield self._record(raw, lineno)
         if not found:
             raise ImportFormatError(f"{self.file.label}: no messages found")
-        for first, later in seen.conflicts():
-            self._confirm(first, later)
 
-    def _confirm(self, first: int, later: int) -> None:
-        """Hashes matched: read both lines again and raise if they really conflict."""
-        wanted: dict[int, bytes] = {}
-        for lineno, raw in self.file.lines(MAX_LINE_BYTES):
-            if lineno in (first, later):
-                wanted[lineno] = raw
-            if lineno >= later:
-                break
-        try:
-            a, b = json.loads(wanted[first]), json.loads(wanted[later])
-            same_id = str(a["chat"]) == str(b["chat"]) and str(a["id"]) == str(b["id"])
-            differs = clean_text(a["text"]) != clean_text(b["text"])
-        except (KeyError, TypeError, AttributeError, ValueError):
-            raise ImportFormatError(f"{self.file.label}: the file changed while it was read") from None
-        if same_id and differs:
-            raise ImportFormatError(
-                f"{self.file.label} line {later}: id {b['id']!r} in chat {b['chat']!r} was already used on "
-                f"line {first} with different text"
-            )
-
-    def _record(self, raw: bytes, lineno: int, seen: _SeenIds) -> ChatRecord:
+    def _record(self, raw: bytes, lineno: int) -> ChatRecord:
         where = f"{self.file.label} line {lineno}"
         place = f"line {lineno}"
         msg = _load(raw, where)
@@ -167,7 +106,6 @@ class JsonlReader:
             raise ImportFormatError(f"{where}: date {msg['date']!r} is not ISO 8601") from None
         text = clean_text(msg["text"])
         chat = without_surrogates(str(msg["chat"]))
-        seen.add(chat, mid, text, lineno)
         if not text:
             return SkippedMessage(SkipReason.EMPTY, place)
         return ImportedMessage(
