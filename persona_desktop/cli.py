@@ -8,10 +8,14 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from persona_desktop import __version__
 from persona_desktop.errors import PersonaError
+
+if TYPE_CHECKING:
+    from persona_desktop.adapters.chat import ChatExport
+    from persona_desktop.services.ingest import ChatImportReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -75,7 +79,7 @@ def _ask_owner(senders: list[str]) -> str:
         print(f"  not one of the senders: {answer!r}", file=sys.stderr)
 
 
-def _print_chat_import(args: argparse.Namespace, export: Any, report: Any) -> None:
+def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: ChatImportReport) -> None:
     from persona_desktop.ports import SkipReason
 
     unreadable = [{"place": s.place, "why": s.detail} for s in report.unreadable]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.chat_exports import OWNER, tg_export, tg_message, write_json
+from tests.chat_exports import OWNER, chatgpt_export, claude_export, tg_export, tg_message, write_json
 from tests.conftest import Cli, chat_line, write_jsonl
 
 
@@ -183,3 +183,23 @@ def test_one_oversized_value_is_refused_with_its_place(
     huge = _telegram(tmp_path, [tg_message(1, OWNER, "y" * 400_000)], name="huge.json")
     assert "one value is larger than" in _one_line_error(cli, str(huge))
     assert cli("fragments", "--json").json() == []
+
+
+def test_values_of_the_wrong_type_are_counted_not_crashed_on(cli: Cli, tmp_path: Path) -> None:
+    """Found by mutating the fixtures: lists and objects where strings belong (set lookups)."""
+    claude = json.loads(claude_export(tmp_path / "claude.json").read_text())
+    claude[0]["chat_messages"][0]["sender"] = ["human"]
+    claude[0]["chat_messages"][1]["content"][1]["type"] = ["tool_use"]
+    claude[1]["chat_messages"][1]["parent_message_uuid"] = {"x": 1}
+    gpt = json.loads(chatgpt_export(tmp_path / "gpt.json").read_text())
+    gpt[1]["mapping"]["x"]["message"]["content"]["content_type"] = {"text": True}
+    gpt[1]["mapping"]["y"]["message"]["create_time"] = "sNaN"
+    for name, data in (("claude.json", claude), ("gpt.json", gpt)):
+        result = cli("ingest", "chat", str(write_json(tmp_path / name, data)), "--json")
+        assert result.code == 0, result.err
+        assert result.json()["skipped"]["unreadable"] >= 1
+    line = json.loads(chat_line("1", "x")) | {"role": ["owner"]}
+    bad_role = write_jsonl(tmp_path / "role.jsonl", [json.dumps(line)])
+    assert "line 1: role ['owner'] is not one of owner, assistant, other" in _one_line_error(
+        cli, str(bad_role)
+    )

@@ -19,7 +19,7 @@ from persona_desktop.adapters.chat.assistants import (
     conversation_source,
 )
 from persona_desktop.adapters.chat.dates import Unreadable, unix_date
-from persona_desktop.adapters.chat.fields import clean_text
+from persona_desktop.adapters.chat.fields import clean_text, string
 from persona_desktop.adapters.chat.json_stream import as_number
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import ChatRecord, ImportedMessage, SkippedMessage, SkipReason
@@ -53,13 +53,16 @@ def _text_of(content: dict[str, Any]) -> tuple[str, bool]:
     return clean_text("\n".join(p for p in pieces if p.strip())), media
 
 
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _classify(msg: dict[str, Any]) -> tuple[SkipReason | None, str]:
     """(None, text) for a message to import, else (why it is skipped, detail)."""
-    author = msg.get("author") if isinstance(msg.get("author"), dict) else {}
-    role = author.get("role")
-    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
-    metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-    kind = content.get("content_type")
+    role = string(_object(msg.get("author")).get("role"))
+    content = _object(msg.get("content"))
+    metadata = _object(msg.get("metadata"))
+    kind = string(content.get("content_type"))
     if role in ("system", "tool") or metadata.get("is_visually_hidden_from_conversation"):
         return SkipReason.SYSTEM, ""
     if role == "assistant" and msg.get("recipient", "all") not in ("all", None):
@@ -103,7 +106,7 @@ def _branch(conv: dict[str, Any], mapping: dict[str, Any], file: str, place: str
 def _node_time(node: dict[str, Any]) -> float:
     msg = node.get("message")
     value = as_number(msg.get("create_time")) if isinstance(msg, dict) else None
-    return float(value) if value is not None else 0.0
+    return value if value is not None else 0.0
 
 
 class ChatGptReader(ConversationsReader):
@@ -150,9 +153,9 @@ class ChatGptReader(ConversationsReader):
                 yield SkippedMessage(SkipReason.UNREADABLE, where, str(exc))
                 continue
             role = msg["author"]["role"]
-            message_id = msg.get("id") if isinstance(msg.get("id"), str) and msg["id"] else node_id
-            metadata = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-            model = metadata.get("model_slug")
+            own_id = msg.get("id")
+            message_id = own_id if isinstance(own_id, str) and own_id else node_id
+            model = _object(msg.get("metadata")).get("model_slug")
             fragment = assistant_chat_fragment(
                 prefix="gpt",
                 conversation_id=conv_id,

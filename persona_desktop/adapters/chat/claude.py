@@ -17,8 +17,8 @@ from persona_desktop.adapters.chat.assistants import (
     assistant_chat_fragment,
     conversation_source,
 )
-from persona_desktop.adapters.chat.dates import iso_date
-from persona_desktop.adapters.chat.fields import clean_text
+from persona_desktop.adapters.chat.dates import Unreadable, iso_date
+from persona_desktop.adapters.chat.fields import clean_text, string
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import ChatRecord, ImportedMessage, SkippedMessage, SkipReason
 
@@ -35,7 +35,7 @@ def _text_of(msg: dict[str, Any]) -> tuple[str, bool]:
         for block in blocks:
             if not isinstance(block, dict):
                 continue
-            if block.get("type") in TOOL_BLOCKS:
+            if string(block.get("type")) in TOOL_BLOCKS:
                 tools = True
             elif isinstance(block.get("text"), str):
                 texts.append(block["text"])
@@ -48,7 +48,7 @@ def _text_of(msg: dict[str, Any]) -> tuple[str, bool]:
 def _on_branch(conv: dict[str, Any], messages: list[Any]) -> set[int] | None:
     """Indexes of the messages on the current branch, or None when the export has no branches."""
     leaf = conv.get("current_leaf_message_uuid")
-    by_uuid = {m.get("uuid"): i for i, m in enumerate(messages) if isinstance(m, dict)}
+    by_uuid = {m["uuid"]: i for i, m in enumerate(messages) if isinstance(m, dict) and string(m.get("uuid"))}
     if not isinstance(leaf, str) or leaf not in by_uuid:
         return None
     if not any(isinstance(m, dict) and "parent_message_uuid" in m for m in messages):
@@ -58,7 +58,7 @@ def _on_branch(conv: dict[str, Any], messages: list[Any]) -> set[int] | None:
     while index is not None and index not in keep:
         keep.add(index)
         parent = messages[index].get("parent_message_uuid")
-        index = by_uuid.get(parent)
+        index = by_uuid.get(parent) if isinstance(parent, str) else None
     return keep
 
 
@@ -83,7 +83,7 @@ class ClaudeReader(ConversationsReader):
             if not isinstance(msg, dict):
                 yield SkippedMessage(SkipReason.UNREADABLE, where, "the message is not an object")
                 continue
-            sender = msg.get("sender")
+            sender = string(msg.get("sender"))
             if sender == "system":
                 yield SkippedMessage(SkipReason.SYSTEM, where)
                 continue
@@ -104,10 +104,13 @@ class ClaudeReader(ConversationsReader):
             created = msg.get("created_at")
             try:
                 if not isinstance(created, str):
-                    raise ValueError("no created_at")
+                    raise Unreadable("no created_at")
                 captured = iso_date(created)
-            except ValueError as exc:
+            except Unreadable as exc:
                 yield SkippedMessage(SkipReason.UNREADABLE, where, str(exc))
+                continue
+            except ValueError:
+                yield SkippedMessage(SkipReason.UNREADABLE, where, f"created_at {created!r} is not ISO 8601")
                 continue
             fragment = assistant_chat_fragment(
                 prefix="claude",

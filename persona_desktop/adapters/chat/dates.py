@@ -7,6 +7,7 @@ names its place, instead of failing on an OverflowError deep in datetime.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -44,20 +45,28 @@ def iso_date(value: str) -> datetime:
 
 
 def unix_date(value: Any) -> datetime:
-    """Seconds since 1970 as int, float, Decimal or a string of digits."""
+    """Seconds since 1970 as int, float, Decimal or a string of digits.
+
+    ValueError when it is not a Unix time at all; Unreadable when it is out of range.
+    """
+    number: int | float | Decimal
     if isinstance(value, bool):
         raise ValueError("not a Unix time")
     if isinstance(value, str) and value.isdigit() and len(value) < 12:
-        value = int(value)  # the common case: Telegram's "date_unixtime": "1764400000"
+        number = int(value)  # the common case: Telegram's "date_unixtime": "1764400000"
     elif isinstance(value, str):
         try:
-            value = Decimal(value.strip())
+            number = Decimal(value.strip())
         except ArithmeticError:
             raise ValueError(f"{value!r} is not a Unix time") from None
-    if isinstance(value, Decimal | float) and not (value == value and abs(value) < 1e12):
-        raise Unreadable(f"Unix time {value} is outside {MIN_DATE:%Y}-{MAX_DATE:%Y}")
-    if not isinstance(value, int | float | Decimal):
+    elif isinstance(value, int | float | Decimal):
+        number = value
+    else:
         raise ValueError("not a Unix time")
-    if abs(value) >= 10**12:
+    try:
+        seconds = float(number)  # a signalling NaN refuses even this
+    except (ValueError, OverflowError):
+        seconds = math.nan
+    if not abs(seconds) < 1e12:  # NaN, infinities and the year 33658
         raise Unreadable(f"Unix time {value} is outside {MIN_DATE:%Y}-{MAX_DATE:%Y}")
-    return in_range(datetime.fromtimestamp(float(value), UTC), value)
+    return in_range(datetime.fromtimestamp(seconds, UTC), value)

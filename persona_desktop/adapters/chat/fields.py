@@ -18,6 +18,11 @@ _REF_SPECIAL = frozenset("%:[]")
 _REF_SPECIAL_RE = re.compile(r"[%:\[\]]")
 
 
+def string(value: Any) -> str | None:
+    """`value` if it is a string: lets a hostile file's lists and objects fail a set lookup safely."""
+    return value if isinstance(value, str) else None
+
+
 def clean_text(text: str) -> str:
     """Lone surrogates (from `\\ud800` escapes) become U+FFFD; surrounding space goes."""
     if _SURROGATE.search(text):

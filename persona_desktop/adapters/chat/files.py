@@ -118,7 +118,7 @@ class ChatFile:
         return Path(self.member).name if self.member else self.path.name
 
     @contextmanager
-    def open(self) -> Iterator[BufferedChat]:
+    def open(self) -> Iterator[io.BufferedReader]:
         """A fresh buffered binary stream from the start, capped at MAX_FILE_BYTES."""
         raw = _open_regular(self.path)
         try:
@@ -155,9 +155,6 @@ class ChatFile:
                 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
                 yield lineno, raw
-
-
-BufferedChat = io.BufferedReader
 
 
 @contextmanager

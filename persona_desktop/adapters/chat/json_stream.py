@@ -11,6 +11,7 @@ file up to the failing byte, only when there is an error).
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -210,7 +211,7 @@ class JsonStream:
         kind = event[0]
         path = self._path
         if kind in _VALUE_START and path and type(path[-1]) is int:
-            path[-1] += 1  # type: ignore[operator]
+            path[-1] += 1
         if kind == "map_key":
             path[-1] = event[1]
         elif kind == "start_map":
@@ -354,14 +355,12 @@ class JsonStream:
         return "null" if kind == "null" else f"{kind} {value!r}"
 
 
-def as_number(value: Any) -> float | int | None:
-    """A JSON number as int or float (ijson gives Decimal for fractions); None otherwise."""
-    if isinstance(value, bool):
+def as_number(value: Any) -> float | None:
+    """A finite JSON number as float (ijson gives int or Decimal); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal):
-        return float(value) if value.is_finite() else None
-    if isinstance(value, float):
-        return value
-    return None
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # 10**400, a signalling NaN
+        return None
+    return number if math.isfinite(number) else None

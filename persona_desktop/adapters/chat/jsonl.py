@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.adapters.chat.dates import Unreadable, iso_date
-from persona_desktop.adapters.chat.fields import clean_text, make_ref, text_id, without_surrogates
+from persona_desktop.adapters.chat.fields import clean_text, make_ref, string, text_id, without_surrogates
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
@@ -81,11 +81,13 @@ class JsonlReader:
         missing = [k for k in REQUIRED if k not in msg]
         if missing:
             raise ImportFormatError(f"{where}: missing {', '.join(missing)}")
-        chat_type, role = msg["chat_type"], msg["role"]
+        chat_type, role = string(msg["chat_type"]), string(msg["role"])
         if chat_type not in CHAT_TYPES:
-            raise ImportFormatError(f"{where}: chat_type {chat_type!r} is not one of personal, saved, group")
+            raise ImportFormatError(
+                f"{where}: chat_type {msg['chat_type']!r} is not one of personal, saved, group"
+            )
         if role not in ROLES:
-            raise ImportFormatError(f"{where}: role {role!r} is not one of owner, assistant, other")
+            raise ImportFormatError(f"{where}: role {msg['role']!r} is not one of owner, assistant, other")
         if not isinstance(msg["text"], str):
             raise ImportFormatError(f"{where}: text must be a string")
         if not isinstance(msg["date"], str):

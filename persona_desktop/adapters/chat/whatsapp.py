@@ -324,10 +324,8 @@ class WhatsAppReader:
     def _record(self, line: _Line, lineno: int, recent: dict[str, int]) -> ChatRecord:
         where = f"line {lineno}"
         if _is_system(line):
-            reason = SkipReason.SERVICE
-            if line.text.lstrip(_MARKS).strip().lower() in DELETED_TEXTS:
-                reason = SkipReason.DELETED
-            return SkippedMessage(reason, where)
+            deleted = line.text.lstrip(_MARKS).strip().lower() in DELETED_TEXTS
+            return SkippedMessage(SkipReason.DELETED if deleted else SkipReason.SERVICE, where)
         try:
             written, captured = _to_datetime(line, self.order)
         except Unreadable as exc:
@@ -337,7 +335,7 @@ class WhatsAppReader:
         text = EDITED.sub("", text)
         attached = ATTACHED.match(text.lstrip(_MARKS))
         bare = clean_text(text.lstrip(_MARKS))
-        reason = _media_reason(bare)
+        reason: SkipReason | None = _media_reason(bare)
         if reason is None and bare.lower() in DELETED_TEXTS:
             reason = SkipReason.DELETED
         if reason is None and bare.lower() in CALL_TEXTS:
