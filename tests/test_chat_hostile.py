@@ -203,3 +203,15 @@ def test_values_of_the_wrong_type_are_counted_not_crashed_on(cli: Cli, tmp_path:
     assert "line 1: role ['owner'] is not one of owner, assistant, other" in _one_line_error(
         cli, str(bad_role)
     )
+
+
+def test_a_syntax_error_is_placed_exactly_even_after_escapes(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "result.json"
+    path.write_text(
+        '{"chats": {"list": [{"id": 1, "type": "saved_messages", "messages": [\n'
+        '{"id": 1, "type": "message", "date_unixtime": "1700000000", "text": "a\\\\b \\ud83d\\ude00 \\n"}, x\n'
+        "]}]}}",
+        encoding="utf-8",
+    )
+    err = _one_line_error(cli, str(path), "--owner-id", "1")
+    assert "result.json: line 2 column 94 (at chats.list[0].messages[0]): lexical error" in err

@@ -110,35 +110,44 @@ def _line_column(opener: Opener, offset: int) -> tuple[int, int]:
 
 
 def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
-    """The byte at which the parser fails: replay the file, the last chunk byte by byte."""
+    """The byte at which the parser fails: replay the file, the last chunk byte by byte.
+
+    The surrogate filter keeps lengths (a 6-byte escape for a 6-byte escape), so bytes
+    passed to the parser count bytes of the file.
+    """
     sink = ijson.sendable_list()
     parser = ijson.basic_parse_coro(sink)
     surrogates = SurrogateFilter()
-    fed = 0
+    passed = 3 if skip_bom else 0
+
+    def feed(data: bytes, final: bool = False, bytewise: bool = False) -> None:
+        nonlocal passed
+        clean = surrogates.feed(data, final)
+        step = 1 if bytewise else max(len(clean), 1)
+        for start in range(0, len(clean), step):  # never an empty send: that ends the parse
+            piece = clean[start : start + step]
+            parser.send(piece)
+            passed += len(piece)
+            del sink[:]
+
     with opener() as stream:
         if skip_bom:
             stream.read(3)
-            fed = 3
+        read = passed
         try:
-            while fed < upto:
-                chunk = stream.read(min(CHUNK, upto - fed))
+            while read < upto:
+                chunk = stream.read(min(CHUNK, upto - read))
                 if not chunk:
                     break
-                parser.send(surrogates.feed(chunk))
-                fed += len(chunk)
-                del sink[:]
-            while True:
-                byte = stream.read(1)
-                if not byte:
-                    parser.send(surrogates.feed(b"", final=True))
-                    parser.close()
-                    return fed
-                parser.send(surrogates.feed(byte))
-                fed += 1
-                del sink[:]
+                feed(chunk)
+                read += len(chunk)
+            while byte := stream.read(1):
+                feed(byte, bytewise=True)
+            feed(b"", final=True, bytewise=True)
+            parser.close()
         except (ijson.JSONError, UnicodeDecodeError):
-            return max(fed - 1, 0)
-    return fed
+            pass
+    return passed
 
 
 class JsonStream:
