@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pty
 import subprocess
@@ -208,7 +207,7 @@ def test_whatsapp_without_owner_name_lists_the_senders_or_refuses_an_unknown_one
 
 
 @pytest.mark.skipif(not hasattr(pty, "openpty"), reason="needs a pseudo-terminal")
-def test_whatsapp_asks_which_sender_you_are_on_a_terminal(data_dir: Path, tmp_path: Path) -> None:
+def test_whatsapp_asks_which_sender_you_are_on_a_terminal(cli: Cli, data_dir: Path, tmp_path: Path) -> None:
     path = whatsapp_txt(tmp_path / "WhatsApp Chat with Climbing.txt", GROUP)
     leader, follower = pty.openpty()
     try:
@@ -235,14 +234,7 @@ def test_whatsapp_asks_which_sender_you_are_on_a_terminal(data_dir: Path, tmp_pa
         os.close(leader)
     assert proc.returncode == 0, proc.stderr
     assert "1. Ann" in proc.stderr and "3. Cleo" in proc.stderr
-    listed = subprocess.run(
-        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "fragments", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    owners = {f["locator"]["from"] for f in json.loads(listed.stdout) if f["author"] == "owner"}
+    owners = {f["locator"]["from"] for f in _fragments(cli).values() if f["author"] == "owner"}
     assert owners == {"Bob"}
 
 
