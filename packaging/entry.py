@@ -46,6 +46,14 @@ def _bundle_check() -> int:
 
     report["numpy"] = float(np.linalg.norm(np.ones(4)))
 
+    # Chat exports are streamed with ijson's C parser; its pure-Python fallback is ~10x slower.
+    import ijson
+
+    report["ijson_backend"] = ijson.backend
+    if ijson.backend != "yajl2_c":
+        print(f"bundle-check: ijson's C parser did not load (backend {ijson.backend})", file=sys.stderr)
+        return 1
+
     from PIL import Image
 
     png = io.BytesIO()

@@ -8,10 +8,14 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from persona_desktop import __version__
 from persona_desktop.errors import PersonaError
+
+if TYPE_CHECKING:
+    from persona_desktop.adapters.chat import ChatExport
+    from persona_desktop.services.ingest import ChatImportReport
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -38,23 +42,87 @@ def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def cmd_ingest_chat(args: argparse.Namespace) -> int:
-    from persona_desktop.adapters.chat import read_chat_file
-    from persona_desktop.services.ingest import ingest
+    from persona_desktop.adapters.chat import open_chat_export
+    from persona_desktop.services.ingest import import_chat
 
     path = Path(args.file)
-    parsed = read_chat_file(path, owner_id=args.owner_id)
+    export = open_chat_export(
+        path, owner_id=args.owner_id, owner_name=args.owner_name, choose_owner=_ask_owner
+    )
     rt = _runtime(args)
     try:
-        results = ingest(rt.uow, parsed, rt.clock.now())
+        report = import_chat(rt.uow, export.records, rt.clock.now(), str(path))
     finally:
         rt.close()
-    added = sum(r.added for r in results)
-    skipped = sum(r.skipped for r in results)
-    if args.json:
-        _emit_json({"file": str(path), "chats": len(results), "added": added, "skipped": skipped})
-    else:
-        print(f"{path}: {len(results)} chat(s), {added} new message(s), {skipped} already known")
+    _print_chat_import(args, export, report)
     return 0
+
+
+def _ask_owner(senders: list[str]) -> str:
+    """`ingest chat` on a WhatsApp export without --owner-name: ask on a terminal, else refuse."""
+    listed = ", ".join(senders)
+    if not sys.stdin.isatty():
+        raise PersonaError(f"which sender are you? pass --owner-name with one of: {listed}")
+    print("This chat does not say which sender you are:", file=sys.stderr)
+    for i, name in enumerate(senders, start=1):
+        print(f"  {i}. {name}", file=sys.stderr)
+    while True:
+        print("Which one are you (number or name)? ", end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline()
+        if not answer:
+            raise PersonaError(f"no answer; pass --owner-name with one of: {listed}")
+        answer = answer.strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(senders):
+            return senders[int(answer) - 1]
+        if answer in senders:
+            return answer
+        print(f"  not one of the senders: {answer!r}", file=sys.stderr)
+
+
+def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: ChatImportReport) -> None:
+    from persona_desktop.ports import SkipReason
+
+    unreadable = [{"place": s.place, "why": s.detail} for s in report.unreadable]
+    if args.json:
+        _emit_json(
+            {
+                "file": str(export.path),
+                "format": export.format,
+                "format_name": export.format_name,
+                "chats": len(report.sources),
+                "added": report.added,
+                "already_known": report.known,
+                "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
+                "skipped_total": report.skipped_total,
+                "unreadable": unreadable,
+                "sources": [
+                    {
+                        "id": s.source_id,
+                        "key": s.source.key,
+                        "label": s.source.label,
+                        "added": s.added,
+                        "already_known": s.known,
+                    }
+                    for s in report.sources
+                ],
+            }
+        )
+        return
+    line = (
+        f"{export.path}: read as {export.format_name}: {len(report.sources)} chat(s), "
+        f"{report.added} new message(s), {report.known} already known"
+    )
+    if report.skipped_total:
+        reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
+        line += f"; skipped {report.skipped_total}: {reasons}"
+    print(line)
+    for item in unreadable:
+        print(f"persona-desktop: skipped as unreadable: {item['place']}: {item['why']}", file=sys.stderr)
+    if report.skipped.get(SkipReason.UNREADABLE, 0) > len(unreadable):
+        print(
+            f"persona-desktop: (and {report.skipped[SkipReason.UNREADABLE] - len(unreadable)} more)",
+            file=sys.stderr,
+        )
 
 
 def cmd_ingest_audio(args: argparse.Namespace) -> int:
@@ -752,9 +820,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = sub.add_parser("ingest", help="import chat histories, screen images or audio files")
     isub = ingest.add_subparsers(dest="what", metavar="WHAT", required=True)
-    chat = isub.add_parser("chat", help="a Telegram Desktop result.json or a chat JSONL file")
+    chat = isub.add_parser(
+        "chat",
+        help="a chat export: Telegram Desktop result.json, ChatGPT or Claude conversations.json "
+        "(or their .zip), WhatsApp .txt/.zip, or chat JSONL (format found from the content)",
+    )
     chat.add_argument("file")
     chat.add_argument("--owner-id", help="your Telegram user id, for exports without personal information")
+    chat.add_argument("--owner-name", help="your name as a sender in a WhatsApp chat (asked when missing)")
     chat.add_argument("--json", action="store_true")
     chat.set_defaults(handler=cmd_ingest_chat)
     audio = isub.add_parser("audio", help="transcribe audio files (wav, flac, mp3, ogg) as speech")

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
@@ -308,6 +309,61 @@ class UnitOfWork(Protocol):
 class UnitOfWorkFactory(Protocol):
     def __call__(self) -> AbstractContextManager[UnitOfWork]: ...
     def read(self) -> AbstractContextManager[UnitOfWork]: ...
+
+
+# --- chat imports -------------------------------------------------------------------------
+
+
+class SkipReason(StrEnum):
+    """Why a message of a chat export was not imported: every message is imported or counted."""
+
+    SERVICE = "service_message"
+    SYSTEM = "system_or_tool"
+    EDITED_AWAY = "edited_away"
+    MEDIA = "media_without_caption"
+    STICKER = "sticker"
+    DELETED = "deleted"
+    EMPTY = "empty"
+    CHANNEL = "channel_post"
+    UNREADABLE = "unreadable"
+
+    @property
+    def label(self) -> str:
+        return _SKIP_LABELS[self]
+
+
+_SKIP_LABELS = {
+    SkipReason.SERVICE: "service message",
+    SkipReason.SYSTEM: "system, tool or hidden message",
+    SkipReason.EDITED_AWAY: "edited-away branch",
+    SkipReason.MEDIA: "media without caption",
+    SkipReason.STICKER: "sticker",
+    SkipReason.DELETED: "deleted message",
+    SkipReason.EMPTY: "empty",
+    SkipReason.CHANNEL: "channel post",
+    SkipReason.UNREADABLE: "unreadable",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMessage:
+    """One message read from a chat export; `place` says where in the file (for errors)."""
+
+    source: SourceInfo
+    fragment: NewFragment
+    place: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedMessage:
+    """One message not imported, and why; `detail` says what was wrong when unreadable."""
+
+    reason: SkipReason
+    place: str
+    detail: str = ""
+
+
+ChatRecord = ImportedMessage | SkippedMessage
 
 
 # --- speech -----------------------------------------------------------------------------

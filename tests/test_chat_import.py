@@ -7,7 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.chat_exports import telegram_awkward, tg_export, tg_message, write_json
 from tests.conftest import Cli, chat_line, write_jsonl
+from tests.ollama_server import OllamaServer
+from tests.sleep_support import Claim, ScriptedModel
 
 OWNER = 1001
 
@@ -93,7 +96,7 @@ def test_importing_twice_adds_nothing(cli: Cli, tmp_path: Path) -> None:
     path = sample(tmp_path)
     assert cli("ingest", "chat", str(path), "--json").json()["added"] == 6
     again = cli("ingest", "chat", str(path), "--json").json()
-    assert again["added"] == 0 and again["skipped"] == 6
+    assert again["added"] == 0 and again["already_known"] == 6
     assert len(cli("fragments", "--json").json()) == 6
 
 
@@ -166,3 +169,184 @@ def test_missing_and_empty_files(cli: Cli, tmp_path: Path) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text("", encoding="utf-8")
     assert "empty" in cli("ingest", "chat", str(empty)).err
+
+
+# --- every message read or counted (issue 16) --------------------------------------------
+
+NO_SKIPS = {
+    "service_message": 0,
+    "system_or_tool": 0,
+    "edited_away": 0,
+    "media_without_caption": 0,
+    "sticker": 0,
+    "deleted": 0,
+    "empty": 0,
+    "channel_post": 0,
+    "unreadable": 0,
+}
+
+
+def test_telegram_reads_entity_text_captions_edits_and_replies_and_counts_the_rest(
+    cli: Cli, tmp_path: Path
+) -> None:
+    path = telegram_awkward(tmp_path / "result.json")
+    first = cli("ingest", "chat", str(path), "--json")
+    assert first.code == 0, first.err
+    report = first.json()
+    assert (report["format"], report["added"], report["already_known"]) == ("telegram", 8, 0)
+    assert report["skipped"] == NO_SKIPS | {
+        "service_message": 1,
+        "sticker": 1,
+        "media_without_caption": 2,
+        "empty": 1,
+        "channel_post": 2,
+    }
+    frags = {f["ref"]: f for f in cli("fragments", "--json").json()}
+    assert frags["tg:42:2"]["text"] == "I work as a nurse."  # text only in text_entities
+    assert (frags["tg:42:2"]["author"], frags["tg:42:2"]["trust"]) == ("owner", "trusted")
+    assert frags["tg:42:8"]["text"] == "My new bike"  # a photo's caption
+    assert frags["tg:42:4"]["locator"]["reply_to"] == 3
+    assert frags["tg:42:4"]["locator"]["edited"] == "2025-11-29T09:00:00"
+    assert frags["tg:42:3"]["author"] == "other"
+    # re-import: the same refs, nothing new, the same counts
+    again = cli("ingest", "chat", str(path), "--json").json()
+    assert (again["added"], again["already_known"], again["skipped"]) == (0, 8, report["skipped"])
+    assert {f["ref"] for f in cli("fragments", "--json").json()} == set(frags)
+    human = cli("ingest", "chat", str(path))
+    assert human.out.strip() == (
+        f"{path}: read as Telegram Desktop export: 2 chat(s), 0 new message(s), 8 already known; "
+        "skipped 7: 2 media without caption, 2 channel post, 1 service message, 1 sticker, 1 empty"
+    )
+
+
+def test_forwarded_and_saved_messages_are_the_original_authors_words(cli: Cli, tmp_path: Path) -> None:
+    """Issue 10 item 3: whoever forwarded it, a forwarded message is never the owner's word."""
+    assert cli("ingest", "chat", str(telegram_awkward(tmp_path / "result.json"))).code == 0
+    frags = {f["ref"]: f for f in cli("fragments", "--json").json()}
+    mallory = frags["tg:42:11"]
+    assert (mallory["author"], mallory["trust"]) == ("other", "untrusted")
+    assert mallory["locator"]["forwarded_from"] == "Mallory"
+    saved = frags["tg:7:21"]  # saved from a channel into the owner's own Saved Messages
+    assert (saved["author"], saved["trust"]) == ("other", "untrusted")
+    assert saved["locator"]["saved_from"] == "Some Channel"
+    assert (frags["tg:7:20"]["author"], frags["tg:7:20"]["trust"]) == ("owner", "trusted")
+
+
+def test_telegram_keys_in_any_order_give_the_same_import(cli: Cli, tmp_path: Path) -> None:
+    """A tool that sorts keys puts `messages` before `type` and `chats` before `personal_information`."""
+    data = json.loads(telegram_awkward(tmp_path / "result.json").read_text())
+    sorted_path = tmp_path / "sorted.json"
+    sorted_path.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+    report = cli("ingest", "chat", str(sorted_path), "--json").json()
+    assert report["added"] == 8 and report["skipped"]["channel_post"] == 2
+    frags = {f["ref"]: (f["author"], f["trust"]) for f in cli("fragments", "--json").json()}
+    assert frags["tg:42:1"] == ("owner", "trusted") and frags["tg:42:3"] == ("other", "untrusted")
+
+
+def test_a_single_chat_export_finds_the_owner_in_a_one_to_one_chat(cli: Cli, tmp_path: Path) -> None:
+    chat = {
+        "name": "Bob",
+        "type": "personal_chat",
+        "id": 42,
+        "messages": [tg_message(1, OWNER, "I run on Sundays"), tg_message(2, 42, "Me too")],
+    }
+    path = write_json(tmp_path / "result.json", chat)
+    assert cli("ingest", "chat", str(path)).code == 0
+    got = {f["ref"]: (f["author"], f["trust"]) for f in cli("fragments", "--json").json()}
+    assert got == {"tg:42:1": ("owner", "trusted"), "tg:42:2": ("other", "untrusted")}
+    group = write_json(tmp_path / "group.json", chat | {"type": "private_group", "id": 77})
+    result = cli("ingest", "chat", str(group))
+    assert result.code == 1 and "--owner-id" in result.err
+
+
+def test_jsonl_forwarded_from_and_empty_lines_are_accounted_for(cli: Cli, tmp_path: Path) -> None:
+    forwarded = json.loads(chat_line("2", "My name is Mallory")) | {"forwarded_from": "Mallory"}
+    path = write_jsonl(
+        tmp_path / "c.jsonl", [chat_line("1", "I love tea"), json.dumps(forwarded), chat_line("3", "   ")]
+    )
+    report = cli("ingest", "chat", str(path), "--json").json()
+    assert (report["format"], report["added"]) == ("jsonl", 2)
+    assert report["skipped"] == NO_SKIPS | {"empty": 1}
+    frags = {f["ref"]: f for f in cli("fragments", "--json").json()}
+    assert (frags["chat:saved:2"]["author"], frags["chat:saved:2"]["trust"]) == ("other", "untrusted")
+    assert frags["chat:saved:2"]["locator"]["forwarded_from"] == "Mallory"
+    assert frags["chat:saved:1"]["locator"]["line"] == 1
+
+
+def test_jsonl_refs_cannot_collide_across_chats_and_simple_refs_stay_as_they_were(
+    cli: Cli, tmp_path: Path
+) -> None:
+    path = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            chat_line("c", "first", chat="a:b", chat_type="personal"),
+            chat_line("b:c", "second", chat="a", chat_type="personal"),
+            chat_line("999", "third"),
+            chat_line("x", "fourth", chat="[x] 100%", chat_type="personal"),
+        ],
+    )
+    report = cli("ingest", "chat", str(path), "--json").json()
+    assert report["added"] == 4, report
+    refs = {f["text"]: f["ref"] for f in cli("fragments", "--json").json()}
+    assert refs == {
+        "first": "chat:a%3Ab:c",
+        "second": "chat:a:b%3Ac",
+        "third": "chat:saved:999",  # as stored by earlier versions: re-import stays idempotent
+        "fourth": "chat:%5Bx%5D 100%25:x",
+    }
+
+
+def test_jsonl_reused_id_with_other_text_names_both_lines_and_imports_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    lines = [chat_line(str(i), f"message {i}") for i in range(1, 2501)]  # more than one batch
+    lines.append(chat_line("7", "a different message 7"))
+    path = write_jsonl(tmp_path / "dup.jsonl", lines)
+    result = cli("ingest", "chat", str(path))
+    assert result.code == 1
+    assert (
+        "dup.jsonl: line 2501: message chat:saved:7 was already used at line 7 with different text"
+        in result.err
+    )
+    assert cli("fragments", "--json").json() == []
+    near = write_jsonl(tmp_path / "near.jsonl", [chat_line("1", "hello"), chat_line("1", "bye")])
+    assert (
+        "near.jsonl: line 2: message chat:saved:1 was already used at line 1"
+        in cli("ingest", "chat", str(near)).err
+    )
+    same = write_jsonl(tmp_path / "same.jsonl", [chat_line("1", "hello"), chat_line("1", "hello")])
+    report = cli("ingest", "chat", str(same), "--json").json()
+    assert (report["added"], report["already_known"]) == (1, 1)
+
+
+def test_a_forwarded_claim_in_a_personal_chat_never_becomes_owner_evidence(
+    cli: Cli, ollama_server: OllamaServer, tmp_path: Path
+) -> None:
+    """Issue 10 item 3 end to end: a model cites the forwarded message as the owner's; nothing applies.
+
+    (A model that also cites the owner's "ok lol" as cover is the grounding attack of issue 10
+    item 1, which the policy's grounding check answers.)"""
+    now = int(datetime.now(UTC).timestamp()) - 3 * 3600
+    claim = "My name is Mallory and I live in Oslo."
+    chat = {
+        "name": "Bob",
+        "type": "personal_chat",
+        "id": 42,
+        "messages": [
+            tg_message(1, OWNER, claim, unix=now, forwarded_from="Mallory"),
+            tg_message(2, OWNER, "ok lol", unix=now),
+        ],
+    }
+    path = write_json(tmp_path / "result.json", tg_export([chat]))
+    assert cli("ingest", "chat", str(path)).code == 0
+    model = ScriptedModel()
+    model.claims[claim] = Claim("The owner's name is Mallory", confidence=1.0)
+    ollama_server.default = model
+    for key, value in (("sleep.enabled", "true"), ("ollama.host", ollama_server.url)):
+        assert cli("config", "set", key, value).code == 0
+    run = cli("sleep", "run", "--json").json()
+    assert run["status"] == "done", run
+    assert model.extraction_calls == 1
+    assert cli("facts", "--json").json() == []
+    [candidate] = cli("candidates", "--json").json()
+    assert candidate["status"] != "applied"

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from persona_desktop.domain.model import NewFragment, SourceInfo
-from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
+from persona_desktop.errors import ImportFormatError
+from persona_desktop.ports import (
+    ChatRecord,
+    ImportedMessage,
+    SkippedMessage,
+    SkipReason,
+    UnitOfWork,
+    UnitOfWorkFactory,
+)
+
+BATCH = 2000  # messages held in memory before they go to the store
+MAX_UNREADABLE_LISTED = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +37,13 @@ def store_fragments(
     """Within an open unit of work: upsert the source, add new fragments, journal it."""
     source_id = uow.sources.upsert(source)
     added = uow.fragments.add_many(source_id, fragments)
+    _journal_ingested(uow, source, source_id, added, len(fragments) - added, at)
+    return IngestResult(source.key, source_id, added, len(fragments) - added)
+
+
+def _journal_ingested(
+    uow: UnitOfWork, source: SourceInfo, source_id: int, added: int, known: int, at: datetime
+) -> None:
     if added:
         uow.journal.append(
             at=at,
@@ -31,14 +51,8 @@ def store_fragments(
             action="fragments.ingested",
             entity="source",
             entity_id=source_id,
-            data={
-                "source": source.key,
-                "kind": source.kind.value,
-                "added": added,
-                "skipped": len(fragments) - added,
-            },
+            data={"source": source.key, "kind": source.kind.value, "added": added, "skipped": known},
         )
-    return IngestResult(source.key, source_id, added, len(fragments) - added)
 
 
 def ingest(
@@ -60,3 +74,122 @@ def note_owner_activity(uow_factory: UnitOfWorkFactory, at: datetime) -> None:
     with uow_factory() as uow:
         uow.kv.set("owner.last_active_at", at.isoformat())
         uow.commit()
+
+
+# --- chat exports: streamed, one transaction per file ------------------------------------
+
+
+@dataclass(slots=True)
+class SourceImport:
+    """What one chat of an export brought: new messages and ones already stored."""
+
+    source: SourceInfo
+    source_id: int
+    added: int = 0
+    known: int = 0
+
+
+@dataclass(slots=True)
+class ChatImportReport:
+    """Per file: every message read is imported, already known, or skipped for a reason."""
+
+    sources: list[SourceImport] = field(default_factory=list)
+    skipped: Counter[SkipReason] = field(default_factory=Counter)
+    unreadable: list[SkippedMessage] = field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return sum(s.added for s in self.sources)
+
+    @property
+    def known(self) -> int:
+        return sum(s.known for s in self.sources)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+
+class _ChatWriter:
+    """Batches messages per source into the open unit of work, counting as it goes.
+
+    The same message twice in one file with different text is an error naming both
+    places: the store itself is the index (every fragment written since `floor` came from
+    this file), so the check costs no memory per message.
+    """
+
+    def __init__(self, uow: UnitOfWork, report: ChatImportReport, label: str) -> None:
+        self._uow = uow
+        self._report = report
+        self._label = label
+        self._floor = uow.fragments.max_id()
+        self._by_key: dict[str, SourceImport] = {}
+        self._pending: dict[str, list[ImportedMessage]] = {}
+        self._held = 0
+
+    def add(self, message: ImportedMessage) -> None:
+        key = message.source.key
+        if key not in self._by_key:
+            source_id = self._uow.sources.upsert(message.source)
+            entry = SourceImport(message.source, source_id)
+            self._by_key[key] = entry
+            self._report.sources.append(entry)
+        self._pending.setdefault(key, []).append(message)
+        self._held += 1
+        if self._held >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        self._check_reused_refs()
+        for key, messages in self._pending.items():
+            entry = self._by_key[key]
+            added = self._uow.fragments.add_many(entry.source_id, [m.fragment for m in messages])
+            entry.added += added
+            entry.known += len(messages) - added
+        self._pending.clear()
+        self._held = 0
+
+    def _check_reused_refs(self) -> None:
+        batch = [m for messages in self._pending.values() for m in messages]
+        stored = self._uow.fragments.by_refs([m.fragment.ref for m in batch])
+        earlier: dict[str, tuple[str, str]] = {
+            ref: (f.text, _place_of(f.locator)) for ref, f in stored.items() if f.id > self._floor
+        }
+        for message in batch:
+            ref, text = message.fragment.ref, message.fragment.text
+            seen = earlier.setdefault(ref, (text, message.place))
+            if seen[0] != text:
+                raise ImportFormatError(
+                    f"{self._label}: {message.place}: message {ref} was already used at {seen[1]} "
+                    "with different text"
+                )
+
+
+def _place_of(locator: dict[str, Any]) -> str:
+    line = locator.get("line")
+    return f"line {line}" if isinstance(line, int) else "an earlier message of this file"
+
+
+def import_chat(
+    uow_factory: UnitOfWorkFactory, records: Iterable[ChatRecord], at: datetime, label: str
+) -> ChatImportReport:
+    """Store a chat export as it is read, in one transaction: all of the file, or nothing.
+
+    `records` is consumed lazily, so an export of any size is held in memory one batch at
+    a time; an error raised while reading it (a broken file) rolls everything back.
+    """
+    report = ChatImportReport()
+    with uow_factory() as uow:
+        writer = _ChatWriter(uow, report, label)
+        for record in records:
+            if isinstance(record, ImportedMessage):
+                writer.add(record)
+                continue
+            report.skipped[record.reason] += 1
+            if record.reason is SkipReason.UNREADABLE and len(report.unreadable) < MAX_UNREADABLE_LISTED:
+                report.unreadable.append(record)
+        writer.flush()
+        for entry in report.sources:
+            _journal_ingested(uow, entry.source, entry.source_id, entry.added, entry.known, at)
+        uow.commit()
+    return report

@@ -1,44 +1,62 @@
-"""Chat history importers: Telegram Desktop `result.json` and the plain chat JSONL."""
+"""Chat history importers: Telegram Desktop, ChatGPT, Claude, WhatsApp and the plain JSONL.
+
+`open_chat_export` finds the format by content and returns the messages as a lazy
+stream of records (imported or skipped, each with its place in the file), for
+`services.ingest.import_chat` to store in one transaction.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from persona_desktop.domain.model import NewFragment, SourceInfo
-from persona_desktop.errors import ImportFormatError
+from persona_desktop.adapters.chat.files import chat_file
+from persona_desktop.adapters.chat.whatsapp import ChooseOwner
+from persona_desktop.ports import ChatRecord
 
-ParsedChats = list[tuple[SourceInfo, Sequence[NewFragment]]]
-
-
-def read_chat_file(path: Path, owner_id: str | None = None) -> ParsedChats:
-    """Pick the importer by content: a JSON object is a Telegram export, lines are JSONL."""
-    from persona_desktop.adapters.chat.jsonl import parse_jsonl
-    from persona_desktop.adapters.chat.telegram import parse_telegram
-
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise ImportFormatError(f"{path}: the file is empty")
-    if path.suffix.lower() in (".jsonl", ".ndjson") or _is_jsonl(text):
-        return parse_jsonl(text, str(path))
-    return parse_telegram(text, str(path), owner_id)
+FORMAT_NAMES = {
+    "telegram": "Telegram Desktop export",
+    "jsonl": "chat JSONL",
+    "chatgpt": "ChatGPT conversations.json",
+    "claude": "Claude conversations.json",
+    "whatsapp": "WhatsApp chat",
+}
 
 
-def _is_jsonl(text: str) -> bool:
-    """Several JSON values, one a line (a Telegram export is one object over many lines)."""
-    first = text.lstrip().split("\n", 1)[0].strip()
-    if not (first.startswith("{") and first.endswith("}")):
-        return False
-    try:
-        value = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(value, dict) and "role" in value
+@dataclass(frozen=True, slots=True)
+class ChatExport:
+    path: Path
+    format: str  # a key of FORMAT_NAMES
+    format_name: str  # what the owner is told was read
+    records: Iterator[ChatRecord]
+
+
+def open_chat_export(
+    path: Path,
+    owner_id: str | None = None,
+    owner_name: str | None = None,
+    choose_owner: ChooseOwner | None = None,
+) -> ChatExport:
+    """Detect the format and get ready to read. Anything that needs asking is asked here,
+    before the caller opens a transaction; reading errors come later, from `records`."""
+    from persona_desktop.adapters.chat.chatgpt import ChatGptReader
+    from persona_desktop.adapters.chat.claude import ClaudeReader
+    from persona_desktop.adapters.chat.detect import detect
+    from persona_desktop.adapters.chat.jsonl import JsonlReader
+    from persona_desktop.adapters.chat.telegram import TelegramReader
+    from persona_desktop.adapters.chat.whatsapp import WhatsAppReader
+
+    file = chat_file(path)
+    kind = detect(file)
+    name = FORMAT_NAMES[kind]
+    if kind == "whatsapp":
+        reader = WhatsAppReader(file, owner_name, choose_owner)
+        return ChatExport(path, kind, reader.format_name, reader.records())
+    if kind == "telegram":
+        return ChatExport(path, kind, name, TelegramReader(file, owner_id).records())
+    if kind == "chatgpt":
+        return ChatExport(path, kind, name, ChatGptReader(file).records())
+    if kind == "claude":
+        return ChatExport(path, kind, name, ClaudeReader(file).records())
+    return ChatExport(path, kind, name, JsonlReader(file).records())

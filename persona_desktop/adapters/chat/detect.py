@@ -1,0 +1,109 @@
+"""Which chat export a file is, from its content (never its name).
+
+Only the file's first megabyte is looked at: the keys of a JSON object (Telegram),
+the keys of the first conversation of a JSON list (ChatGPT `mapping`, Claude
+`chat_messages`), whether there are several JSON objects one a line (JSONL), or the
+shape of the first text line (WhatsApp).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+
+import ijson
+
+from persona_desktop.adapters.chat.files import ChatFile
+from persona_desktop.adapters.chat.json_stream import MAX_DEPTH, SurrogateFilter
+from persona_desktop.adapters.chat.whatsapp import header
+from persona_desktop.errors import ImportFormatError
+
+HEAD_BYTES = 1 << 20
+TELEGRAM_KEYS = {"chats", "left_chats", "personal_information"}
+JSONL_KEYS = {"role", "chat"}
+LOOKED_FOR = (
+    "looked for a Telegram Desktop result.json (an object with 'chats' or 'messages'), "
+    "a ChatGPT or Claude conversations.json (a list of conversations with 'mapping' or "
+    "'chat_messages'), a WhatsApp chat .txt or .zip ('31/12/2023, 21:41 - Name: text' or "
+    '\'[31.12.23, 21:41:05] Name: text\' lines) or chat JSONL (one {"id", "chat", "role", ...} '
+    "object a line)"
+)
+
+
+@dataclass(slots=True)
+class _JsonHead:
+    kind: str | None = None  # "object" | "array"
+    keys: set[str] = field(default_factory=set)  # of the first object, or of the list's first item
+    values: int = 0  # complete top-level values seen
+    items: int = 0  # values started directly inside the first top-level list
+
+    @property
+    def empty_list(self) -> bool:
+        return self.kind == "array" and self.values >= 1 and self.items == 0
+
+
+def _json_head(head: bytes) -> _JsonHead:
+    seen = _JsonHead()
+    depth = 0
+    try:
+        clean = SurrogateFilter().feed(head, final=True)
+        for event, value in ijson.basic_parse(io.BytesIO(clean), multiple_values=True):
+            if depth == 1 and seen.values == 0 and event not in ("map_key", "end_map", "end_array"):
+                seen.items += 1
+            if event in ("start_map", "start_array"):
+                if depth == 0 and seen.values == 0:
+                    seen.kind = "object" if event == "start_map" else "array"
+                depth += 1
+                if depth > MAX_DEPTH:
+                    break
+            elif event in ("end_map", "end_array"):
+                depth -= 1
+                if depth == 0:
+                    seen.values += 1
+                    if seen.values > 1:
+                        break
+            elif event == "map_key" and seen.values == 0:
+                wanted_depth = 1 if seen.kind == "object" else 2
+                if depth == wanted_depth:
+                    seen.keys.add(value)
+            elif depth == 0:
+                seen.values += 1
+    except (ijson.JSONError, UnicodeDecodeError):
+        pass  # the head ends mid-value, or the file is not JSON at all
+    return seen
+
+
+def _whatsapp_head(head: bytes) -> bool:
+    """The first non-empty line starts a WhatsApp message."""
+    for line in head[:65536].decode("utf-8", "replace").splitlines()[:20]:
+        if line.strip("\ufeff\u200e\u200f \t"):
+            return header(line) is not None
+    return False
+
+
+def detect(file: ChatFile) -> str:
+    """'telegram', 'jsonl', 'chatgpt', 'claude' or 'whatsapp'; else a clear error."""
+    head = file.head(HEAD_BYTES)
+    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+        raise ImportFormatError(f"{file.label}: the file is empty")
+    if _whatsapp_head(head):  # first: an iOS line starts with "[" like JSON
+        return "whatsapp"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if start in (b"{", b"["):
+        json_head = _json_head(head[3:] if head.startswith(b"\xef\xbb\xbf") else head)
+        if json_head.kind == "object":
+            if json_head.keys >= JSONL_KEYS:
+                return "jsonl"
+            if TELEGRAM_KEYS & json_head.keys or "messages" in json_head.keys:
+                return "telegram"
+            if json_head.values > 1:
+                return "jsonl"
+        if json_head.kind == "array":
+            if "mapping" in json_head.keys or "current_node" in json_head.keys:
+                return "chatgpt"
+            if "chat_messages" in json_head.keys:
+                return "claude"
+            if json_head.empty_list:
+                raise ImportFormatError(f"{file.label}: an empty list: no conversations to import")
+        raise ImportFormatError(f"{file.label}: JSON, but not a chat export this app knows; {LOOKED_FOR}")
+    raise ImportFormatError(f"{file.label}: not a chat export this app knows; {LOOKED_FOR}")

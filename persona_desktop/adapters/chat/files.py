@@ -1,0 +1,209 @@
+"""Opening a chat export safely: a regular file (or one member of a .zip), size-capped.
+
+A FIFO, a device such as `/dev/zero` or a folder is refused before anything is read,
+so an import never hangs or reads without end. The cap is a sanity bound far above
+real exports (the largest are hundreds of MB, and they are streamed, never loaded
+whole): a file that grows while it is read stops at the cap too.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from persona_desktop.errors import ImportFormatError
+
+MAX_FILE_BYTES = 4 * 1024**3
+CHUNK = 1 << 16
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+# Where an export keeps its chats inside a .zip, by preference.
+_ZIP_MEMBERS = ("conversations.json", "result.json", "_chat.txt")
+
+
+def _size_text(n: int) -> str:
+    return f"{n / 1024**3:.1f} GB" if n >= 1024**3 else f"{n / 1024**2:.1f} MB"
+
+
+class BoundedReader(io.RawIOBase):
+    """Reads at most `limit` bytes; read errors become one-line import errors."""
+
+    def __init__(self, inner: BinaryIO, label: str, limit: int | None = None) -> None:
+        self._inner = inner
+        self._label = label
+        self._limit = MAX_FILE_BYTES if limit is None else limit
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            size = CHUNK
+        try:
+            data = self._inner.read(size)
+        except (OSError, zlib.error, zipfile.BadZipFile, EOFError) as exc:
+            raise ImportFormatError(f"{self._label}: cannot read: {exc}") from None
+        self.consumed += len(data)
+        if self.consumed > self._limit:
+            raise ImportFormatError(
+                f"{self._label}: more than {_size_text(self._limit)}, the most one chat file may hold"
+            )
+        return data
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """Open without blocking (a FIFO would), then refuse anything but a regular file."""
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    )
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ImportFormatError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        for test, kind in _KINDS:
+            if test(info.st_mode):
+                raise ImportFormatError(f"{path}: is {kind}, not a file; give the exported chat file itself")
+        if not stat.S_ISREG(info.st_mode):
+            raise ImportFormatError(f"{path}: not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ImportFormatError(
+                f"{path}: {_size_text(info.st_size)} is more than {_size_text(MAX_FILE_BYTES)}, "
+                "the most one chat file may hold (a sanity bound: real exports are far smaller)"
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class ChatFile:
+    """One chat export to read: a regular file, or one member of a .zip beside it."""
+
+    path: Path
+    member: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.path}:{self.member}" if self.member else str(self.path)
+
+    @property
+    def name(self) -> str:
+        """The export's own file name (the member's inside a zip)."""
+        return Path(self.member).name if self.member else self.path.name
+
+    @contextmanager
+    def open(self) -> Iterator[io.BufferedReader]:
+        """A fresh buffered binary stream from the start, capped at MAX_FILE_BYTES."""
+        raw = _open_regular(self.path)
+        try:
+            if self.member is None:
+                yield io.BufferedReader(BoundedReader(raw, self.label), CHUNK)
+                return
+            with _zip(raw, self.path) as archive:
+                try:
+                    member = archive.open(self.member)
+                except (KeyError, RuntimeError, NotImplementedError, zipfile.BadZipFile) as exc:
+                    raise ImportFormatError(f"{self.label}: cannot open inside the zip: {exc}") from None
+                with member:
+                    yield io.BufferedReader(BoundedReader(member, self.label), CHUNK)  # type: ignore[arg-type]
+        finally:
+            raw.close()
+
+    def head(self, size: int = CHUNK) -> bytes:
+        with self.open() as stream:
+            return stream.read(size)
+
+    def lines(self, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+        """(line number, raw line) from the start, a UTF-8 BOM dropped; a longer line is an error."""
+        with self.open() as stream:
+            lineno = 0
+            while True:
+                raw = stream.readline(max_bytes + 1)
+                if not raw:
+                    return
+                lineno += 1
+                if len(raw) > max_bytes and not raw.endswith(b"\n"):
+                    raise ImportFormatError(
+                        f"{self.label} line {lineno}: longer than {_size_text(max_bytes)}"
+                    )
+                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                yield lineno, raw
+
+
+@contextmanager
+def _zip(raw: BinaryIO, path: Path) -> Iterator[zipfile.ZipFile]:
+    try:
+        archive = zipfile.ZipFile(raw)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise ImportFormatError(f"{path}: not a readable zip file: {exc}") from None
+    with archive:
+        yield archive
+
+
+def is_zip(head: bytes) -> bool:
+    return head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06")
+
+
+def chat_file(path: Path) -> ChatFile:
+    """The file to read: `path` itself, or the chat export inside it when it is a .zip."""
+    plain = ChatFile(path)
+    if not is_zip(plain.head(4)):
+        return plain
+    raw = _open_regular(path)
+    try:
+        with _zip(raw, path) as archive:
+            infos = [i for i in archive.infolist() if not i.is_dir()]
+    finally:
+        raw.close()
+    member = _pick_member(infos, path)
+    if member.file_size > MAX_FILE_BYTES:
+        raise ImportFormatError(
+            f"{path}:{member.filename}: {_size_text(member.file_size)} unpacked is more than "
+            f"{_size_text(MAX_FILE_BYTES)}, the most one chat file may hold"
+        )
+    return ChatFile(path, member.filename)
+
+
+def _pick_member(infos: list[zipfile.ZipInfo], path: Path) -> zipfile.ZipInfo:
+    by_name: dict[str, list[zipfile.ZipInfo]] = {}
+    for info in infos:
+        by_name.setdefault(Path(info.filename).name.lower(), []).append(info)
+    for wanted in _ZIP_MEMBERS:
+        found = by_name.get(wanted, [])
+        if len(found) == 1:
+            return found[0]
+    texts = [i for i in infos if i.filename.lower().endswith(".txt")]
+    if len(texts) == 1:
+        return texts[0]
+    looked_for = ", ".join(_ZIP_MEMBERS)
+    raise ImportFormatError(
+        f"{path}: this zip holds no chat export this app knows (looked for {looked_for} "
+        f"or a single .txt file; found {len(infos)} file(s))"
+    )
