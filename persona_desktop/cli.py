@@ -302,6 +302,27 @@ def cmd_fragments(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    """Full-text search of every fragment and applied fact; the query is words, never syntax."""
+    from persona_desktop.services.search import parse_since, search
+
+    since = parse_since(args.since)
+    rt = _runtime(args)
+    try:
+        results = search(rt.uow, args.query, args.kind, since, args.limit)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json([r.as_json() for r in results])
+        return 0
+    for r in results:
+        h = r.hit
+        where = f"fact #{h.fact_id}" if h.fact_id is not None else f"[{h.ref}]"
+        print(f"{h.captured_at.astimezone():%Y-%m-%d %H:%M} {h.kind:6} {where} {r.line}")
+    print(f"{len(results)} hit(s)")
+    return 0
+
+
 # --- the sleep cycle --------------------------------------------------------------------
 
 
@@ -861,6 +882,14 @@ def build_parser() -> argparse.ArgumentParser:
     frags.add_argument("--kind", choices=["chat", "screen", "speech"])
     frags.add_argument("--json", action="store_true")
     frags.set_defaults(handler=cmd_fragments)
+
+    find = sub.add_parser("search", help="search everything captured and every fact by words")
+    find.add_argument("query")
+    find.add_argument("--kind", choices=["chat", "screen", "speech", "fact"])
+    find.add_argument("--since", metavar="DATE", help="YYYY-MM-DD (local) or an ISO 8601 time")
+    find.add_argument("--limit", type=int, default=50)
+    find.add_argument("--json", action="store_true")
+    find.set_defaults(handler=cmd_search)
 
     sleep = sub.add_parser("sleep", help="the sleep cycle")
     ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)
