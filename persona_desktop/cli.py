@@ -572,12 +572,18 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from concurrent.futures import Future, ThreadPoolExecutor, wait
 
     from persona_desktop.services.chat import ChatSession, drain_turn
+    from persona_desktop.services.recall import RecallConfig
     from persona_desktop.services.turn_review import ReviewConfig, TurnCounter, make_snapshot
 
     rt = _runtime(args)
     cfg = ReviewConfig.from_settings(rt.settings)
     session = ChatSession(
-        rt.uow, rt.llm, rt.clock, include_observations=bool(rt.settings.get("chat.include_observations"))
+        rt.uow,
+        rt.llm,
+        rt.clock,
+        include_observations=bool(rt.settings.get("chat.include_observations")),
+        recall=RecallConfig.from_settings(rt.settings),
+        embedder=rt.embedder,
     )
     counter = TurnCounter(cfg)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-review")
@@ -626,6 +632,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             if outcome.error:
                 print(f"persona-desktop: the assistant could not answer: {outcome.error}", file=sys.stderr)
+            _print_memories(outcome)
             if running is not None and running.done():
                 report(running)
                 running = None
@@ -645,6 +652,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         pool.shutdown(wait=True)
         rt.close()
     return 0
+
+
+def _print_memories(outcome: Any) -> None:
+    """Which remembered facts the turn's prompt carried as relevant (stderr: stdout is the reply)."""
+    used = outcome.memories
+    if used:
+        ids = ", ".join(f"#{r.fact.id}" for r in used)
+        noun = "memory" if len(used) == 1 else "memories"
+        print(f"(used {len(used)} {noun}: {ids}; `persona-desktop facts why ID` tells why)", file=sys.stderr)
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
