@@ -323,6 +323,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory over MCP on stdin/stdout (off until `mcp.enabled`)."""
+    from persona_desktop.bootstrap import load_settings
+
+    if not load_settings(_data_dir(args)).get("mcp.enabled"):  # before importing the SDK: a quick no
+        raise PersonaError(
+            "the MCP server is off; turn it on with `persona-desktop config set mcp.enabled true`"
+        )
+    from persona_desktop.mcp_server import serve
+
+    return serve(_data_dir(args))
+
+
 # --- the sleep cycle --------------------------------------------------------------------
 
 
@@ -906,6 +919,10 @@ def build_parser() -> argparse.ArgumentParser:
     find.add_argument("--limit", type=int, default=50)
     find.add_argument("--json", action="store_true")
     find.set_defaults(handler=cmd_search)
+
+    sub.add_parser(
+        "mcp", help="serve the memory to other assistants over MCP (stdio; needs mcp.enabled)"
+    ).set_defaults(handler=cmd_mcp)
 
     sleep = sub.add_parser("sleep", help="the sleep cycle")
     ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)
