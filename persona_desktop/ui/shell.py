@@ -27,6 +27,7 @@ from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import ScreenAccess
+from persona_desktop.ui.search_window import AppShortcut, SearchWindow
 from persona_desktop.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Shell(QObject):
         self.review: ReviewWindow | None = None
         self.memory: MemoryBrowser | None = None
         self.chat: ChatWindow | None = None
+        self.search: SearchWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
         self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
@@ -60,6 +62,8 @@ class Shell(QObject):
         scheduler.finished.connect(self._on_cycle_finished)
         scheduler.failed.connect(self._on_cycle_failed)
         scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
+        self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
+        self.search_shortcut.triggered.connect(self.open_search)
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
@@ -84,6 +88,8 @@ class Shell(QObject):
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
         self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
         self.memory_action = self._action("Memory...", self.open_memory)
+        self.search_action = self._action("Search...", self.open_search)
+        self.search_action.setShortcut("Ctrl+Shift+F")
         self.chat_action = self._action("Chat...", self.open_chat)
         self.settings_action = self._action("Settings...", self.open_settings)
         self.quit_action = self._action("Quit", self.quit)
@@ -111,6 +117,7 @@ class Shell(QObject):
             self.cancel_action,
             None,
             self.chat_action,
+            self.search_action,
             self.memory_action,
             self.settings_action,
             None,
@@ -236,10 +243,31 @@ class Shell(QObject):
             self.chat.review_summary.connect(self._on_review_summary)
             self.chat.review_failed.connect(lambda msg: self.notify("Memory review failed", msg))
             self.chat.warning.connect(lambda msg: self.notify("Memory review", msg))
+            self.chat.used_memories.why_requested.connect(self.show_fact)
         self.chat.show()
         self.chat.raise_()
         self.chat.activateWindow()
         return self.chat
+
+    def open_search(self) -> SearchWindow:
+        if self.search is None:
+            self.search = SearchWindow(self.ctx)
+        self.search.bring_forward()
+        return self.search
+
+    def show_fact(self, fact_id: int) -> MemoryBrowser:
+        """The memory browser with this fact selected and its provenance shown."""
+        memory = self.open_memory()
+        if memory.facts.row_of(fact_id) is not None:
+            memory.select_fact(fact_id)
+        else:  # the reload is still running: select once the facts are in
+
+            def select() -> None:
+                memory.loaded.disconnect(select)
+                memory.select_fact(fact_id)
+
+            memory.loaded.connect(select)
+        return memory
 
     def export_memory(self) -> None:
         """Mirror memory into the Markdown folder after a change, when export.enabled."""
@@ -308,7 +336,8 @@ class Shell(QObject):
         self._count_timer.stop()
         clean = self.scheduler.shutdown(wait_ms)
         self.capture.shutdown()
-        for window in (self.review, self.memory):
+        self.search_shortcut.remove()
+        for window in (self.review, self.memory, self.search):
             if window is not None:
                 window.shutdown()
                 window.close()
