@@ -19,6 +19,7 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _PIECE = re.compile(r'"([^"]*)"?|(\S+)')
 MAX_TERMS = 24
 MAX_TOKEN_CHARS = 64
+MIN_PREFIX = 3
 
 # Words that carry no meaning in a question; dropped from recall queries only (a search
 # for "the who" still finds the band).
@@ -71,7 +72,9 @@ def parse_query(text: str) -> SearchQuery:
         elif word is not None:
             found = tokens(word)
             if found:
-                terms.append(Term(tuple(found), prefix=word.rstrip('"').endswith("*")))
+                star = word.rstrip('"').endswith("*")
+                # a prefix of one or two letters matches half the index and finds nothing useful
+                terms.append(Term(tuple(found), prefix=star and len(found[-1]) >= MIN_PREFIX))
         if len(terms) >= MAX_TERMS:
             break
     return SearchQuery(tuple(dict.fromkeys(terms)))
