@@ -350,6 +350,12 @@ SETTINGS: dict[str, Setting] = {
         _s(
             "recall.embedding_model", str, "nomic-embed-text", "Ollama embedding model for recall by meaning."
         ),
+        _s(
+            "search.global_shortcut",
+            str,
+            "",
+            "A desktop-wide key that opens search (X11), e.g. Ctrl+Alt+Space; empty means none.",
+        ),
         _s("mcp.enabled", bool, False, "Serve the memory to other assistants over MCP (off by default)."),
         _s(
             "mcp.read_scopes",

@@ -22,6 +22,7 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
+from persona_desktop.ui.global_hotkey import X11Hotkey
 from persona_desktop.ui.icons import TrayState
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
@@ -64,6 +65,7 @@ class Shell(QObject):
         scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
         self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
         self.search_shortcut.triggered.connect(self.open_search)
+        self.global_hotkey: X11Hotkey | None = None
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
@@ -294,6 +296,7 @@ class Shell(QObject):
         if self.settings_dialog is None or not self.settings_dialog.isVisible():
             self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops, screen=self.screen_access)
             self.settings_dialog.saved.connect(self._on_state_inputs)
+            self.settings_dialog.saved.connect(self.start_global_shortcut)
             self.settings_dialog.data_deleted.connect(lambda _c: self.refresh_counts())
         self.settings_dialog.show()
         self.settings_dialog.raise_()
@@ -321,7 +324,25 @@ class Shell(QObject):
     def warn(self, parent: QWidget | None, exc: PersonaError) -> None:
         QMessageBox.warning(parent, "Persona Desktop", str(exc))
 
+    def start_global_shortcut(self) -> None:
+        """The owner's desktop-wide search key, if one is set; a key that cannot be had is said once."""
+        if self.global_hotkey is not None:
+            self.global_hotkey.stop()
+            self.global_hotkey = None
+        key = str(self.ctx.settings.get("search.global_shortcut")).strip()
+        if not key:
+            return
+        try:
+            hotkey = X11Hotkey(key, self)
+            hotkey.start()
+        except PersonaError as exc:
+            self.notify("Search shortcut", str(exc))
+            return
+        hotkey.pressed.connect(self.open_search)
+        self.global_hotkey = hotkey
+
     def start(self) -> None:
+        self.start_global_shortcut()
         self._count_timer.start()
         self.scheduler.start()
         self.refresh_counts()
@@ -337,6 +358,8 @@ class Shell(QObject):
         clean = self.scheduler.shutdown(wait_ms)
         self.capture.shutdown()
         self.search_shortcut.remove()
+        if self.global_hotkey is not None:
+            self.global_hotkey.stop()
         for window in (self.review, self.memory, self.search):
             if window is not None:
                 window.shutdown()
