@@ -164,7 +164,8 @@ def bench_search(n: int, keep: Path | None = None) -> None:
     cpu.sort()
     p95 = times[int(0.95 * len(times)) - 1]
     load = os.getloadavg()[0]
-    print(f"search: {n:,} fragments stored in {took:.0f} s ({n / took:,.0f}/s, index kept by triggers)")
+    if took == took:  # not NaN: this run built the store
+        print(f"search: {n:,} fragments stored in {took:.0f} s ({n / took:,.0f}/s, index kept by triggers)")
     print(
         f"search: {len(times)} queries, p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms, "
         f"max {times[-1]:.1f} ms (target p95 < 50 ms: {'met' if p95 < 50 else 'NOT met'}); "
