@@ -276,3 +276,12 @@ def _exchange(data_dir: Path, requests: list[dict[str, Any]], wanted: set[int]) 
         proc.wait(timeout=30)
         proc.stdout.close()
     return lines
+
+
+@pytest.mark.parametrize("fact_id", [10**30, -(10**30), 0, -1])
+def test_a_fact_id_out_of_range_is_a_plain_refusal(runtime: Runtime, fact_id: int) -> None:
+    from persona_desktop.errors import PersonaError
+    from persona_desktop.services.mcp_memory import McpPolicy, why
+
+    with pytest.raises(PersonaError, match="no fact with id"):
+        why(runtime.uow, McpPolicy(frozenset({"facts"}), True), fact_id)

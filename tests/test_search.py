@@ -207,3 +207,20 @@ def test_the_migration_indexes_what_was_stored_before_it(runtime: Runtime, data_
         command.downgrade(cfg, "0002")
     upgrade(runtime.engine)
     assert _refs(runtime, "olga") == {"chat:s:0", "fact:1"}
+
+
+@pytest.mark.parametrize(
+    "since",
+    [
+        "9999-12-31T23:59:59-14:00",
+        "0001-01-01T00:00:00+14:00",
+        "0001-01-01",
+        "2026-13-01",
+        "2026-11-20T25:00",
+    ],
+)
+def test_dates_at_the_calendar_ends_are_one_line_errors(cli: Cli, runtime: Runtime, since: str) -> None:
+    add_source(runtime, "chat:s", Kind.CHAT, ["tomato"])
+    result = cli("search", "tomato", "--since", since)
+    assert result.code == 1 and result.err.count("\n") == 1 and "--since" in result.err
+    assert "Traceback" not in result.err

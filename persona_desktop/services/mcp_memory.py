@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.domain.model import FactStatus, Subject
-from persona_desktop.errors import PersonaError
+from persona_desktop.errors import NotFoundError, PersonaError
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services import queries, review
 from persona_desktop.services.outside_proposals import propose_untrusted_fact
@@ -88,6 +88,8 @@ def list_facts(uow: UnitOfWorkFactory, policy: McpPolicy, query: str = "", limit
 def why(uow: UnitOfWorkFactory, policy: McpPolicy, fact_id: int) -> dict[str, Any]:
     """A fact's provenance; each piece of evidence with its text only where its kind is in scope."""
     policy.need_facts()
+    if not 0 < int(fact_id) < 2**63:  # beyond SQLite's integers: no such fact, not an overflow
+        raise NotFoundError(f"no fact with id {fact_id}")
     prov = review.why(uow, int(fact_id))
     if prov.fact.status is not FactStatus.APPLIED:
         raise ScopeError(f"fact {fact_id} is {prov.fact.status.value}: it is not part of the memory now")

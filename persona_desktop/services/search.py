@@ -9,7 +9,7 @@ words, for the CLI's JSON and the search window's highlights.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 
 from persona_desktop.domain.model import Kind
 from persona_desktop.domain.search_query import SearchQuery, parse_query, tokens
@@ -59,11 +59,15 @@ def parse_since(value: str | None) -> datetime | None:
     text = value.strip()
     try:
         if len(text) == 10:
-            return datetime.combine(date.fromisoformat(text), time.min).astimezone()
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            parsed = datetime.combine(date.fromisoformat(text), time.min)
+        else:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise PersonaError(f"--since {value!r} is not a date (YYYY-MM-DD) or an ISO 8601 time") from None
-    return parsed if parsed.tzinfo is not None else parsed.astimezone()
+    try:  # in UTC, as the store compares: the calendar's ends may fall off it
+        return (parsed if parsed.tzinfo is not None else parsed.astimezone()).astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise PersonaError(f"--since {value!r} is out of the range of dates") from None
 
 
 def parse_kind(value: str | None) -> str | None:
