@@ -193,6 +193,15 @@ def test_proposals_can_be_switched_off_and_cannot_flood_the_review(
     with runtime.uow.read() as uow:
         waiting = [c for c in uow.candidates.all(CandidateStatus.PENDING) if c.origin == "mcp"]
     assert len(waiting) == MAX_PENDING
+    # the same statement again and again: more texts for one candidate, up to a cap
+    from persona_desktop.services.outside_proposals import MAX_TEXTS
+
+    for _ in range(MAX_TEXTS - 1):
+        propose_fact(runtime.uow, on, now, "c", "The owner likes tea number 0", "again")
+    with pytest.raises(PersonaError, match="already waits with"):
+        propose_fact(runtime.uow, on, now, "c", "The owner likes tea number 0", "and again")
+    with runtime.uow.read() as uow:
+        assert len(uow.candidates.evidence(waiting[0].id)) == MAX_TEXTS
 
 
 def test_stdout_carries_only_the_protocol(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from persona_desktop.services.ingest import store_fragments
 MAX_STATEMENT = 500
 MAX_SOURCE_TEXT = 4000
 MAX_PENDING = 50  # waiting proposals from outside, all clients together: no flooding the review
+MAX_TEXTS = 10  # texts from outside cited by one waiting candidate: no flooding the store
 ORIGIN = "mcp"
 _CLIENT = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -103,6 +104,12 @@ def propose_untrusted_fact(
             raise StateError(
                 f"{MAX_PENDING} proposals from other assistants already wait for the owner; try again later"
             )
+        if existing is not None:
+            cited = [f for f in uow.candidates.evidence(existing.id) if f.ref.startswith(f"{ORIGIN}:")]
+            if len(cited) >= MAX_TEXTS:
+                raise StateError(
+                    f"candidate {existing.id} already waits with {len(cited)} texts from other assistants"
+                )
         store_fragments(uow, source, [fragment], at)
         [stored] = uow.fragments.by_refs([ref]).values()
         reason = f"proposed by another assistant ({client}) over MCP: only you can approve it"
