@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QLineEdit,
     QMainWindow,
     QTextBrowser,
@@ -51,6 +52,15 @@ SINCE_CHOICES = [
 ]
 _MARK = "<span style='background:#ffe066;color:#000;font-weight:bold'>{}</span>"
 _KIND_LABEL = {"fact": "fact", "chat": "chat", "screen": "screen", "speech": "speech"}
+
+
+def clear_layout(layout: QLayout) -> None:
+    """Take every item out of a layout and delete its widget (later, as Qt wants)."""
+    while layout.count():
+        taken = layout.takeAt(0)
+        w = taken.widget() if taken is not None else None
+        if w is not None:
+            w.deleteLater()
 
 
 def highlighted(line: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -200,11 +210,7 @@ class SearchWindow(QMainWindow):
         self.evidence_shown.emit(prov)
 
     def _set_cards(self, items: Sequence[EvidenceItem]) -> None:
-        while self.detail_box.count():
-            taken = self.detail_box.takeAt(0)
-            w = taken.widget() if taken is not None else None
-            if w is not None:
-                w.deleteLater()
+        clear_layout(self.detail_box)
         if self._player is None and any(i.fragment.kind.value == "speech" for i in items):
             self._player = AudioPlayer()
         self.cards = [EvidenceCard(i, self._ctx.data_dir, self._player) for i in items]

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from persona_desktop.services.recall import RecalledFact
+from persona_desktop.ui.search_window import clear_layout
 
 _REASON = {"words": "matched your words", "meaning": "close in meaning", "both": "matched words and meaning"}
 
@@ -37,11 +38,7 @@ class UsedMemories(QWidget):
 
     def set_memories(self, memories: Sequence[RecalledFact]) -> None:
         self.memories = list(memories)
-        while self._list_layout.count():
-            taken = self._list_layout.takeAt(0)
-            w = taken.widget() if taken is not None else None
-            if w is not None:
-                w.deleteLater()
+        clear_layout(self._list_layout)
         self.rows = []
         for memory in self.memories:
             row = QWidget()
