@@ -25,6 +25,7 @@ from persona_desktop.domain.search_query import SearchQuery, Term
 from persona_desktop.ports import MARK_END, MARK_START, SearchHit
 
 _APPLIED = FactStatus.APPLIED.value
+TOKENIZE = "porter unicode61 remove_diacritics 2"  # as migration 0003 made the indexes
 RANK_WINDOW = 2000  # fragment matches ranked per query, newest first (see `SqlSearch.fragments`)
 _TIME = UTCDateTime()
 
@@ -96,14 +97,12 @@ class SqlSearch:
         rows = self._conn.execute(
             sa.text(
                 "SELECT fr.id, fr.ref, fr.kind, fr.author, fr.trust, fr.text, fr.captured_at, fr.source_id, "
-                "s.label, highlight(fragments_fts, 0, :ms, :me) AS marked "
-                "FROM fragments_fts JOIN fragments fr ON fr.id = fragments_fts.rowid "
-                "JOIN sources s ON s.id = fr.source_id "
-                f"WHERE fragments_fts MATCH :q AND fragments_fts.rowid IN ({marks})"
+                f"s.label FROM fragments fr JOIN sources s ON s.id = fr.source_id WHERE fr.id IN ({marks})"
             ),
-            {"q": expr, "ms": MARK_START, "me": MARK_END, **{f"id{n}": i for n, i in enumerate(ids)}},
+            {f"id{n}": i for n, i in enumerate(ids)},
         )
         by_id = {int(r.id): r for r in rows}
+        marked = self._highlights(expr, {fid: str(r.text) for fid, r in by_id.items()})
         hits = []
         for fid, rank in ranked:
             r = by_id.get(fid)
@@ -113,7 +112,7 @@ class SqlSearch:
                 SearchHit(
                     kind=str(r.kind),
                     text=str(r.text),
-                    marked=_marked(str(r.text), r.marked),
+                    marked=_marked(str(r.text), marked.get(fid)),
                     captured_at=_time(r.captured_at),
                     score=-rank,
                     ref=str(r.ref),
@@ -125,6 +124,32 @@ class SqlSearch:
                 )
             )
         return hits
+
+    def _highlights(self, expr: str, texts: dict[int, str]) -> dict[int, str]:
+        """The matched words of a few texts, marked by FTS5 itself in a small scratch index.
+
+        Asking the big index would load each term's whole doclist again; this marks exactly
+        what the big index matched (same tokenizer, same query) for the cost of a few lines.
+        """
+        self._conn.exec_driver_sql(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.hit_marks USING fts5(text, tokenize='{TOKENIZE}')"
+        )
+        self._conn.exec_driver_sql("DELETE FROM temp.hit_marks")
+        if not texts:
+            return {}
+        self._conn.execute(
+            sa.text("INSERT INTO temp.hit_marks(rowid, text) VALUES (:id, :text)"),
+            [{"id": fid, "text": text} for fid, text in texts.items()],
+        )
+        rows = self._conn.execute(
+            sa.text(
+                "SELECT rowid, highlight(hit_marks, 0, :ms, :me) FROM temp.hit_marks WHERE hit_marks MATCH :q"
+            ),
+            {"q": expr, "ms": MARK_START, "me": MARK_END},
+        )
+        out = {int(r[0]): str(r[1]) for r in rows}
+        self._conn.exec_driver_sql("DELETE FROM temp.hit_marks")
+        return out
 
     def facts(self, query: SearchQuery, since: datetime | None, limit: int) -> list[SearchHit]:
         if query.empty or limit <= 0:
