@@ -97,6 +97,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         llm_for=_llm_for(s),
         autostart=_autostart(rt.data_dir),
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
+        embedder=rt.embedder,
     )
 
 

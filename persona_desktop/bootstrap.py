@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from persona_desktop.adapters.store.database import ensure_private_dir, open_database
 from persona_desktop.adapters.store.unit_of_work import SqlUnitOfWorkFactory, utc_now
 from persona_desktop.config import SETTINGS_FILE, Settings
-from persona_desktop.ports import LLM
+from persona_desktop.ports import LLM, Embedder
 
 APP_NAME = "persona-desktop"
 
@@ -54,6 +54,17 @@ class Runtime:
         return OllamaLLM(
             host=s.ollama_host(),
             model=str(s.get("ollama.model")),
+            timeout_s=float(s.get("ollama.timeout_seconds")),
+        )
+
+    def embedder(self) -> Embedder:
+        """For recall by meaning (`recall.embeddings`), on the same Ollama host."""
+        from persona_desktop.adapters.ollama_embed import OllamaEmbedder
+
+        s = self.settings
+        return OllamaEmbedder(
+            host=s.ollama_host(),
+            model=str(s.get("recall.embedding_model")),
             timeout_s=float(s.get("ollama.timeout_seconds")),
         )
 

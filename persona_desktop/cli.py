@@ -302,6 +302,40 @@ def cmd_fragments(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    """Full-text search of every fragment and applied fact; the query is words, never syntax."""
+    from persona_desktop.services.search import parse_since, search
+
+    since = parse_since(args.since)
+    rt = _runtime(args)
+    try:
+        results = search(rt.uow, args.query, args.kind, since, args.limit)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json([r.as_json() for r in results])
+        return 0
+    for r in results:
+        h = r.hit
+        where = f"fact #{h.fact_id}" if h.fact_id is not None else f"[{h.ref}]"
+        print(f"{h.captured_at.astimezone():%Y-%m-%d %H:%M} {h.kind:6} {where} {r.line}")
+    print(f"{len(results)} hit(s)")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the memory over MCP on stdin/stdout (off until `mcp.enabled`)."""
+    from persona_desktop.bootstrap import load_settings
+
+    if not load_settings(_data_dir(args)).get("mcp.enabled"):  # before importing the SDK: a quick no
+        raise PersonaError(
+            "the MCP server is off; turn it on with `persona-desktop config set mcp.enabled true`"
+        )
+    from persona_desktop.mcp_server import serve
+
+    return serve(_data_dir(args))
+
+
 # --- the sleep cycle --------------------------------------------------------------------
 
 
@@ -551,12 +585,18 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from concurrent.futures import Future, ThreadPoolExecutor, wait
 
     from persona_desktop.services.chat import ChatSession, drain_turn
+    from persona_desktop.services.recall import RecallConfig
     from persona_desktop.services.turn_review import ReviewConfig, TurnCounter, make_snapshot
 
     rt = _runtime(args)
     cfg = ReviewConfig.from_settings(rt.settings)
     session = ChatSession(
-        rt.uow, rt.llm, rt.clock, include_observations=bool(rt.settings.get("chat.include_observations"))
+        rt.uow,
+        rt.llm,
+        rt.clock,
+        include_observations=bool(rt.settings.get("chat.include_observations")),
+        recall=RecallConfig.from_settings(rt.settings),
+        embedder=rt.embedder,
     )
     counter = TurnCounter(cfg)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="turn-review")
@@ -605,6 +645,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             if outcome.error:
                 print(f"persona-desktop: the assistant could not answer: {outcome.error}", file=sys.stderr)
+            _print_memories(outcome)
             if running is not None and running.done():
                 report(running)
                 running = None
@@ -624,6 +665,15 @@ def cmd_chat(args: argparse.Namespace) -> int:
         pool.shutdown(wait=True)
         rt.close()
     return 0
+
+
+def _print_memories(outcome: Any) -> None:
+    """Which remembered facts the turn's prompt carried as relevant (stderr: stdout is the reply)."""
+    used = outcome.memories
+    if used:
+        ids = ", ".join(f"#{r.fact.id}" for r in used)
+        noun = "memory" if len(used) == 1 else "memories"
+        print(f"(used {len(used)} {noun}: {ids}; `persona-desktop facts why ID` tells why)", file=sys.stderr)
 
 
 def cmd_skills(args: argparse.Namespace) -> int:
@@ -861,6 +911,18 @@ def build_parser() -> argparse.ArgumentParser:
     frags.add_argument("--kind", choices=["chat", "screen", "speech"])
     frags.add_argument("--json", action="store_true")
     frags.set_defaults(handler=cmd_fragments)
+
+    find = sub.add_parser("search", help="search everything captured and every fact by words")
+    find.add_argument("query")
+    find.add_argument("--kind", choices=["chat", "screen", "speech", "fact"])
+    find.add_argument("--since", metavar="DATE", help="YYYY-MM-DD (local) or an ISO 8601 time")
+    find.add_argument("--limit", type=int, default=50)
+    find.add_argument("--json", action="store_true")
+    find.set_defaults(handler=cmd_search)
+
+    sub.add_parser(
+        "mcp", help="serve the memory to other assistants over MCP (stdio; needs mcp.enabled)"
+    ).set_defaults(handler=cmd_mcp)
 
     sleep = sub.add_parser("sleep", help="the sleep cycle")
     ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)

@@ -39,6 +39,8 @@ class Setting:
     def allowed(self) -> str:
         if self.kind is bool:
             return "true or false"
+        if self.choices and self.kind is list:
+            return "a comma-separated list of " + ", ".join(self.choices)
         if self.choices:
             return "one of " + ", ".join(self.choices)
         if self.pattern is not None:
@@ -331,6 +333,43 @@ SETTINGS: dict[str, Setting] = {
             False,
             "Let the chat prompt carry observations, marked as unverified hypotheses.",
         ),
+        _s(
+            "recall.budget_tokens",
+            int,
+            1500,
+            "Tokens of the chat prompt given to remembered facts (the relevant ones first).",
+            minimum=0,
+            maximum=100000,
+        ),
+        _s(
+            "recall.embeddings",
+            bool,
+            False,
+            "Also recall facts by meaning, with embeddings from your Ollama host (stored locally).",
+        ),
+        _s(
+            "recall.embedding_model", str, "nomic-embed-text", "Ollama embedding model for recall by meaning."
+        ),
+        _s(
+            "search.global_shortcut",
+            str,
+            "",
+            "A desktop-wide key that opens search (X11), e.g. Ctrl+Alt+Space; empty means none.",
+        ),
+        _s("mcp.enabled", bool, False, "Serve the memory to other assistants over MCP (off by default)."),
+        _s(
+            "mcp.read_scopes",
+            list,
+            ["facts"],
+            "What MCP clients may read: facts, and captured chat, screen or speech only when listed.",
+            choices=("facts", "chat", "screen", "speech"),
+        ),
+        _s(
+            "mcp.allow_proposals",
+            bool,
+            True,
+            "Let MCP clients propose facts; a proposal only waits for your review.",
+        ),
         _s("export.enabled", bool, False, "Mirror approved facts and skills into a Markdown folder."),
         _s("export.path", str, "", "Folder for the Markdown export (an Obsidian vault works)."),
         _s("app.first_run_done", bool, False, "The first-run explanation has been shown."),
@@ -382,6 +421,8 @@ def _parse(setting: Setting, value: Any) -> Any:
             else:
                 value = [p.strip() for p in text.split(",") if p.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad
+        if setting.choices and not all(v in setting.choices for v in value):
             raise bad
         return list(value)
     if not isinstance(value, str):

@@ -29,6 +29,7 @@ from persona_desktop.domain.model import (
     SourceInfo,
     Subject,
 )
+from persona_desktop.domain.search_query import SearchQuery
 
 if TYPE_CHECKING:  # numpy is heavy and only the speech adapter needs it at run time
     import numpy as np
@@ -286,6 +287,77 @@ class SkillRepository(Protocol):
     def delete(self, skill_id: int) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One match of a search: a captured fragment (`ref`) or a fact (`fact_id`).
+
+    `marked` is the whole text with each matching word between MARK_START and MARK_END
+    (empty when the text itself holds those characters and cannot be marked safely).
+    `score` is higher for a better match.
+    """
+
+    kind: str  # chat | screen | speech | fact
+    text: str
+    marked: str
+    captured_at: datetime
+    score: float
+    ref: str | None = None
+    fragment_id: int | None = None
+    fact_id: int | None = None
+    source_id: int | None = None
+    source_label: str = ""
+    author: str | None = None
+    trust: str | None = None
+
+
+MARK_START = "\ue000"
+MARK_END = "\ue001"
+
+
+class SearchIndex(Protocol):
+    """The full-text index the store keeps in step with fragments and facts."""
+
+    def fragments(
+        self, query: SearchQuery, kinds: Sequence[Kind] | None, since: datetime | None, limit: int
+    ) -> list[SearchHit]:
+        """Fragments matching every term, best first."""
+        ...
+
+    def facts(self, query: SearchQuery, since: datetime | None, limit: int) -> list[SearchHit]:
+        """Applied facts whose statement matches every term, best first."""
+        ...
+
+    def rank_facts(self, query: SearchQuery, limit: int) -> list[tuple[int, float]]:
+        """(fact id, score) of applied facts matching any term in their statement or evidence."""
+        ...
+
+
+class EmbeddingStore(Protocol):
+    """Fact embeddings kept locally; a fact no longer applied has none (the store sees to it)."""
+
+    def missing(self, model: str, limit: int) -> list[tuple[int, str]]:
+        """(fact id, statement) of applied facts without a current vector for `model`."""
+        ...
+
+    def put(self, fact_id: int, model: str, statement: str, vector: Sequence[float]) -> None: ...
+
+    def nearest(self, model: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
+        """(fact id, cosine similarity) of applied facts, most similar first."""
+        ...
+
+    def count(self) -> int: ...
+
+
+class Embedder(Protocol):
+    """Text to vectors, on the owner's own model host."""
+
+    model: str
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text. Raises TransientLLMError or LLMError."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction: committed by `commit()`, rolled back otherwise on exit."""
 
@@ -300,6 +372,8 @@ class UnitOfWork(Protocol):
     kv: KeyValueRepository
     journal: Journal
     skills: SkillRepository
+    search: SearchIndex
+    embeddings: EmbeddingStore
 
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(self, *exc: object) -> None: ...

@@ -3,7 +3,8 @@
 It speaks the wire format the real `ollama` client expects: `POST /api/chat` (one
 JSON object when `stream` is false, NDJSON lines ending with `"done": true`
 otherwise, sent with chunked transfer encoding), `GET /api/tags`, `GET /api/version`,
-`POST /api/show`. Every request is recorded. Each request to a path takes the next
+`POST /api/show`, `POST /api/embed` (by default a deterministic bag-of-words vector per
+input, so texts sharing words are near; the model must be in `models`). Every request is recorded. Each request to a path takes the next
 queued `Behaviour` for that path; with an empty queue it falls back to `default`.
 
     server.reply({"candidates": []})            # dict/list -> json.dumps, str as-is
@@ -17,6 +18,7 @@ queued `Behaviour` for that path; with an empty queue it falls back to `default`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import socket
@@ -302,6 +304,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(404, {"error": f"model '{name}' not found"})
             else:
                 self._send_json(200, _show_entry(name))
+        elif path == "/api/embed":
+            self._embed(req)
         elif path == "/":
             self._send_text(200, "Ollama is running")
         else:
@@ -345,6 +349,25 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client stopped reading (a cancelled stream)
 
+    def _embed(self, req: dict[str, Any]) -> None:
+        owner = self.server.owner
+        model = str(req.get("model") or "")
+        if model not in owner.models:
+            self._send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
+            return
+        raw = req.get("input", "")
+        texts = [raw] if isinstance(raw, str) else [str(t) for t in raw]
+        self._send_json(
+            200,
+            {
+                "model": model,
+                "embeddings": [bag_of_words_vector(t) for t in texts],
+                "total_duration": 1_000_000,
+                "load_duration": 100_000,
+                "prompt_eval_count": sum(len(t.split()) for t in texts),
+            },
+        )
+
     def _write_line(self, obj: dict[str, Any]) -> None:
         data = json.dumps(obj).encode() + b"\n"
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -387,6 +410,22 @@ _DONE: dict[str, Any] = {
     "eval_count": 5,
     "eval_duration": 500_000,
 }
+
+
+EMBED_DIM = 64
+
+
+def bag_of_words_vector(text: str, dim: int = EMBED_DIM) -> list[float]:
+    """A stand-in for an embedding model: words hashed into `dim` buckets, L2-normalized.
+
+    Deterministic across runs (no `hash()` salt), so a test can predict nearness.
+    """
+    vec = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        bucket = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little") % dim
+        vec[bucket] += 1.0
+    norm = sum(v * v for v in vec) ** 0.5 or 1.0
+    return [v / norm for v in vec]
 
 
 def _model_entry(name: str) -> dict[str, Any]:

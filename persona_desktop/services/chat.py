@@ -17,15 +17,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from persona_desktop.domain.model import Author, FactStatus, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import LLMError, NotFoundError
-from persona_desktop.ports import ChatModel, Clock, UnitOfWorkFactory
+from persona_desktop.ports import ChatModel, Clock, Embedder, UnitOfWorkFactory
 from persona_desktop.services.ingest import store_fragments
+from persona_desktop.services.recall import (
+    DEFAULT_RECALL,
+    Recall,
+    RecallConfig,
+    RecalledFact,
+    fact_line,
+    recall,
+)
 from persona_desktop.services.skills import ACTIVE, summary_line
 
 SOURCE_PREFIX = "chat:assistant:"
 LATEST_KEY = "chat.latest_conversation"
-MAX_PROMPT_FACTS = 200
 MAX_PROMPT_OBSERVATIONS = 10
 MAX_HISTORY = 40  # messages sent back to the model each turn
 MAX_PROMPT_SKILL_CHARS = 8000
@@ -50,6 +57,7 @@ class TurnOutcome:
     reply: ChatMessage | None
     cancelled: bool = False
     error: str | None = None
+    memories: tuple[RecalledFact, ...] = ()  # the facts recalled as relevant to this turn
 
 
 @dataclass(slots=True)
@@ -70,15 +78,27 @@ def new_conversation_id(at: datetime) -> str:
     return f"{at:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-def system_prompt(uow_factory: UnitOfWorkFactory, include_observations: bool) -> str:
-    """Applied facts as facts; observations only when allowed, and only as unverified hypotheses."""
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    text: str
+    recall: Recall
+
+
+def build_prompt(
+    uow_factory: UnitOfWorkFactory,
+    include_observations: bool,
+    query: str = "",
+    config: RecallConfig = DEFAULT_RECALL,
+    embedder: Callable[[], Embedder] | None = None,
+) -> Prompt:
+    """Facts recalled for `query` as facts; observations only when allowed, and only as hypotheses."""
+    recalled = recall(uow_factory, query, config, embedder)
     with uow_factory.read() as uow:
-        facts = uow.facts.all(FactStatus.APPLIED)[-MAX_PROMPT_FACTS:]
         observations = uow.observations.all()[-MAX_PROMPT_OBSERVATIONS:] if include_observations else []
         skills = uow.skills.all(ACTIVE)
     parts = [SYSTEM_INTRO]
-    if facts:
-        lines = [f"{f.id}. {f.statement}" + (f" ({f.category})" if f.category else "") for f in facts]
+    if recalled.facts:
+        lines = [fact_line(r.fact) for r in recalled.facts]
         parts.append("What you know about the owner (facts, numbered):\n" + "\n".join(lines))
     else:
         parts.append("You know no facts about the owner yet.")
@@ -100,7 +120,16 @@ def system_prompt(uow_factory: UnitOfWorkFactory, include_observations: bool) ->
         parts.append(
             "Skills (procedures the owner approved; follow them for their task):\n\n" + "\n\n".join(blocks)
         )
-    return "\n\n".join(parts)
+    return Prompt("\n\n".join(parts), recalled)
+
+
+def system_prompt(
+    uow_factory: UnitOfWorkFactory,
+    include_observations: bool,
+    query: str = "",
+    config: RecallConfig = DEFAULT_RECALL,
+) -> str:
+    return build_prompt(uow_factory, include_observations, query, config).text
 
 
 class ChatSession:
@@ -114,6 +143,8 @@ class ChatSession:
         include_observations: bool = False,
         conversation_id: str | None = None,
         options: dict[str, Any] | None = None,
+        recall: RecallConfig = DEFAULT_RECALL,
+        embedder: Callable[[], Embedder] | None = None,
     ) -> None:
         self._uow = uow_factory
         self._llm_factory = llm_factory
@@ -122,6 +153,8 @@ class ChatSession:
         self.include_observations = include_observations
         self.conversation = Conversation(conversation_id or new_conversation_id(clock.now()))
         self._options = options
+        self.recall = recall
+        self._embedder = embedder
         self.source_id: int | None = None
 
     @property
@@ -129,7 +162,13 @@ class ChatSession:
         return self.conversation.id
 
     def system_prompt(self) -> str:
-        return system_prompt(self._uow, self.include_observations)
+        return self.prompt_for("").text
+
+    def prompt_for(self, text: str) -> Prompt:
+        """The system prompt for a turn about `text`: the previous owner message helps recall too."""
+        previous = next((m.text for m in reversed(self.conversation.messages) if m.role == "owner"), "")
+        query = f"{text}\n{previous}" if previous else text
+        return build_prompt(self._uow, self.include_observations, query, self.recall, self._embedder)
 
     def model_messages(self, prompt: str | None = None) -> list[dict[str, str]]:
         """The system prompt and the conversation so far, as the model sees it."""
@@ -181,9 +220,9 @@ class ChatSession:
         turn with `error` set and nothing else lost.
         """
         text = text.strip()
-        prompt = self.system_prompt()
+        prompt = self.prompt_for(text)
         owner = self._store("owner", text)
-        messages = self.model_messages(prompt)
+        messages = self.model_messages(prompt.text)
         pieces: list[str] = []
         error: str | None = None
         cancelled = False
@@ -208,7 +247,7 @@ class ChatSession:
         reply = None
         if answer:
             reply = self._store("assistant", answer, {"cancelled": True} if cancelled else None)
-        return TurnOutcome(owner, reply, cancelled, error)
+        return TurnOutcome(owner, reply, cancelled, error, tuple(prompt.recall.relevant))
 
 
 def drain_turn(gen: Generator[str, None, TurnOutcome], on_piece: Callable[[str], None]) -> TurnOutcome:
@@ -250,9 +289,13 @@ def resume_latest(
     llm_factory: Callable[[], ChatModel],
     clock: Clock,
     include_observations: bool = False,
+    recall: RecallConfig = DEFAULT_RECALL,
+    embedder: Callable[[], Embedder] | None = None,
 ) -> ChatSession:
     """Go on with the newest conversation (its history kept), or start one if there is none."""
-    session = ChatSession(uow_factory, llm_factory, clock, include_observations)
+    session = ChatSession(
+        uow_factory, llm_factory, clock, include_observations, recall=recall, embedder=embedder
+    )
     try:
         conv_id, source_id = latest_conversation(uow_factory)
         messages = load_messages(uow_factory, source_id)

@@ -338,14 +338,16 @@ class Provenance:
     decisions: list[dict[str, Any]]
 
 
+def evidence_item(uow: UnitOfWork, fragment: Fragment, context: int = 2) -> EvidenceItem:
+    """A fragment with its source and, for context, its neighbours in the same session."""
+    found = uow.sources.get(fragment.source_id)
+    key, label = (found[0].key, found[0].label) if found else ("?", "?")
+    around = uow.fragments.around(fragment, context, context) if context else [fragment]
+    return EvidenceItem(fragment, key, label, around)
+
+
 def evidence_items(uow: UnitOfWork, candidate_id: int, context: int = 2) -> list[EvidenceItem]:
-    items = []
-    for f in uow.candidates.evidence(candidate_id):
-        found = uow.sources.get(f.source_id)
-        key, label = (found[0].key, found[0].label) if found else ("?", "?")
-        around = uow.fragments.around(f, context, context) if context else [f]
-        items.append(EvidenceItem(f, key, label, around))
-    return items
+    return [evidence_item(uow, f, context) for f in uow.candidates.evidence(candidate_id)]
 
 
 def why(uow_factory: UnitOfWorkFactory, fact_id: int) -> Provenance:

@@ -35,6 +35,7 @@ from persona_desktop.services.chat import (
     system_prompt,
 )
 from persona_desktop.services.markdown_export import export_if_enabled
+from persona_desktop.services.recall import RecallConfig
 from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.services.turn_review import (
     ReviewConfig,
@@ -46,6 +47,7 @@ from persona_desktop.services.turn_review import (
 )
 from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.used_memories import UsedMemories
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +156,8 @@ class ChatWindow(QWidget):
             ctx.llm,  # type: ignore[arg-type]
             ctx.clock,
             include_observations=bool(ctx.settings.get("chat.include_observations")),
+            recall=RecallConfig.from_settings(ctx.settings),
+            embedder=ctx.embedder,
         )
         self.counter = TurnCounter(ReviewConfig.from_settings(ctx.settings))
         self.stream: StreamWorker | None = None
@@ -179,6 +183,8 @@ class ChatWindow(QWidget):
         self.transcript = QTextBrowser()
         self.transcript.setOpenExternalLinks(False)
         layout.addWidget(self.transcript, 1)
+        self.used_memories = UsedMemories()  # which facts the last reply's prompt recalled
+        layout.addWidget(self.used_memories)
         self.status = QLabel(self._idle_status())
         self.status.setStyleSheet("QLabel { color: #555; }")
         layout.addWidget(self.status)
@@ -225,6 +231,8 @@ class ChatWindow(QWidget):
             return False
         self.input.clear()
         self.session.include_observations = bool(self.ctx.settings.get("chat.include_observations"))
+        self.session.recall = RecallConfig.from_settings(self.ctx.settings)
+        self.used_memories.set_memories([])
         self.lines.append(_Line("owner", body))
         self.lines.append(_Line("assistant", "", "..."))
         worker = StreamWorker(self.session, body, self)
@@ -249,7 +257,10 @@ class ChatWindow(QWidget):
             self.ctx.llm,  # type: ignore[arg-type]
             self.ctx.clock,
             include_observations=bool(self.ctx.settings.get("chat.include_observations")),
+            recall=RecallConfig.from_settings(self.ctx.settings),
+            embedder=self.ctx.embedder,
         )
+        self.used_memories.set_memories([])
         self.counter = TurnCounter(ReviewConfig.from_settings(self.ctx.settings))
         self.lines = []
         self._render()
@@ -276,6 +287,7 @@ class ChatWindow(QWidget):
             line.note = "stopped" if outcome.cancelled else ""
         if outcome.error:
             self.lines.append(_Line("error", f"The assistant could not answer: {outcome.error}"))
+        self.used_memories.set_memories(outcome.memories if outcome.reply is not None else [])
         self._render()
         self.turn_finished.emit(outcome)
         self._after_owner_turn(outcome.owner.text)

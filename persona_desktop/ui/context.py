@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from persona_desktop.config import Settings
-from persona_desktop.ports import LLM, Clock, UnitOfWorkFactory
+from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
 
 LLMFor = Callable[[str, str], LLM]
 """(host, model) -> an LLM client, for "Test connection" before the settings are saved."""
@@ -27,6 +27,7 @@ class UiContext:
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
     media_dirs: list[Path] = field(default_factory=list)
+    embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
 
     def save_settings(self) -> None:
         self.settings.save()

@@ -43,6 +43,8 @@ TABS = (
     ("review", "Chat review"),
     ("chat", "Chat and export"),
     ("export", "Chat and export"),
+    ("recall", "Chat and export"),
+    ("mcp", "Other assistants (MCP)"),
     ("app", "App and data"),
 )
 HIDDEN = {"app.first_run_done", "capture.paused_until", "capture.screen_confirmed"}  # state set elsewhere

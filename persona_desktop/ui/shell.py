@@ -22,11 +22,13 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
+from persona_desktop.ui.global_hotkey import X11Hotkey
 from persona_desktop.ui.icons import TrayState
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import ScreenAccess
+from persona_desktop.ui.search_window import AppShortcut, SearchWindow
 from persona_desktop.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class Shell(QObject):
         self.review: ReviewWindow | None = None
         self.memory: MemoryBrowser | None = None
         self.chat: ChatWindow | None = None
+        self.search: SearchWindow | None = None
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
         self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
@@ -60,6 +63,9 @@ class Shell(QObject):
         scheduler.finished.connect(self._on_cycle_finished)
         scheduler.failed.connect(self._on_cycle_failed)
         scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
+        self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
+        self.search_shortcut.triggered.connect(self.open_search)
+        self.global_hotkey: X11Hotkey | None = None
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
@@ -84,6 +90,8 @@ class Shell(QObject):
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
         self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
         self.memory_action = self._action("Memory...", self.open_memory)
+        self.search_action = self._action("Search...", self.open_search)
+        self.search_action.setShortcut("Ctrl+Shift+F")
         self.chat_action = self._action("Chat...", self.open_chat)
         self.settings_action = self._action("Settings...", self.open_settings)
         self.quit_action = self._action("Quit", self.quit)
@@ -111,6 +119,7 @@ class Shell(QObject):
             self.cancel_action,
             None,
             self.chat_action,
+            self.search_action,
             self.memory_action,
             self.settings_action,
             None,
@@ -236,10 +245,31 @@ class Shell(QObject):
             self.chat.review_summary.connect(self._on_review_summary)
             self.chat.review_failed.connect(lambda msg: self.notify("Memory review failed", msg))
             self.chat.warning.connect(lambda msg: self.notify("Memory review", msg))
+            self.chat.used_memories.why_requested.connect(self.show_fact)
         self.chat.show()
         self.chat.raise_()
         self.chat.activateWindow()
         return self.chat
+
+    def open_search(self) -> SearchWindow:
+        if self.search is None:
+            self.search = SearchWindow(self.ctx)
+        self.search.bring_forward()
+        return self.search
+
+    def show_fact(self, fact_id: int) -> MemoryBrowser:
+        """The memory browser with this fact selected and its provenance shown."""
+        memory = self.open_memory()
+        if memory.facts.row_of(fact_id) is not None:
+            memory.select_fact(fact_id)
+        else:  # the reload is still running: select once the facts are in
+
+            def select() -> None:
+                memory.loaded.disconnect(select)
+                memory.select_fact(fact_id)
+
+            memory.loaded.connect(select)
+        return memory
 
     def export_memory(self) -> None:
         """Mirror memory into the Markdown folder after a change, when export.enabled."""
@@ -266,6 +296,7 @@ class Shell(QObject):
         if self.settings_dialog is None or not self.settings_dialog.isVisible():
             self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops, screen=self.screen_access)
             self.settings_dialog.saved.connect(self._on_state_inputs)
+            self.settings_dialog.saved.connect(self.start_global_shortcut)
             self.settings_dialog.data_deleted.connect(lambda _c: self.refresh_counts())
         self.settings_dialog.show()
         self.settings_dialog.raise_()
@@ -293,7 +324,25 @@ class Shell(QObject):
     def warn(self, parent: QWidget | None, exc: PersonaError) -> None:
         QMessageBox.warning(parent, "Persona Desktop", str(exc))
 
+    def start_global_shortcut(self) -> None:
+        """The owner's desktop-wide search key, if one is set; a key that cannot be had is said once."""
+        if self.global_hotkey is not None:
+            self.global_hotkey.stop()
+            self.global_hotkey = None
+        key = str(self.ctx.settings.get("search.global_shortcut")).strip()
+        if not key:
+            return
+        try:
+            hotkey = X11Hotkey(key, self)
+            hotkey.start()
+        except PersonaError as exc:
+            self.notify("Search shortcut", str(exc))
+            return
+        hotkey.pressed.connect(self.open_search)
+        self.global_hotkey = hotkey
+
     def start(self) -> None:
+        self.start_global_shortcut()
         self._count_timer.start()
         self.scheduler.start()
         self.refresh_counts()
@@ -308,7 +357,10 @@ class Shell(QObject):
         self._count_timer.stop()
         clean = self.scheduler.shutdown(wait_ms)
         self.capture.shutdown()
-        for window in (self.review, self.memory):
+        self.search_shortcut.remove()
+        if self.global_hotkey is not None:
+            self.global_hotkey.stop()
+        for window in (self.review, self.memory, self.search):
             if window is not None:
                 window.shutdown()
                 window.close()

@@ -197,3 +197,16 @@ key_values = sa.Table(
     sa.Column("key", sa.String, primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
 )
+
+# Created by migration 0003 (with the full-text indexes `fragments_fts` and `facts_fts`,
+# virtual tables queried in SQL by `adapters/store/search.py`).
+fact_embeddings = sa.Table(
+    "fact_embeddings",
+    metadata,
+    sa.Column("fact_id", sa.Integer, sa.ForeignKey("facts.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("model", sa.String, nullable=False),
+    sa.Column("text_hash", sa.String(64), nullable=False),
+    sa.Column("dim", sa.Integer, nullable=False),
+    sa.Column("vector", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", UTCDateTime, nullable=False),
+)

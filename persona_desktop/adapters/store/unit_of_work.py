@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
 from persona_desktop.adapters.store.runs import SqlCursors, SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
+from persona_desktop.adapters.store.search import SqlEmbeddings, SqlSearch
 from persona_desktop.adapters.store.skills import SqlSkills
 
 
@@ -43,6 +44,8 @@ class SqlUnitOfWork:
         self.kv = SqlKeyValues(conn)
         self.journal = SqlJournal(conn)
         self.skills = SqlSkills(conn)
+        self.search = SqlSearch(conn)
+        self.embeddings = SqlEmbeddings(conn, now)
         return self
 
     def commit(self) -> None:
