@@ -39,6 +39,7 @@ REACH_Y = 40  # and up and down
 NEAR_X = 16  # px: a line this close beside a change is touched by it (erased text, moved caret)
 NEAR_Y = 2  # px: above or below
 MAX_DEPTH = 40
+MAX_PIECES = 4000  # pieces one cut looks at, at most
 
 Ink = npt.NDArray[np.bool_]
 
@@ -139,18 +140,27 @@ def _columns(cols: npt.NDArray[np.bool_], line_height: int) -> list[tuple[int, i
     return [(s, e) for s, e in groups]
 
 
-def cut(ink: Ink) -> list[Box]:
-    """The lines (tight ink boxes) of an ink mask, by recursive XY cuts."""
+def cut(ink: Ink, budget: int = MAX_PIECES) -> list[Box]:
+    """The lines (tight ink boxes) of an ink mask, by recursive XY cuts. Past `budget`
+    pieces looked at (a screen of specks or noise), what is left is not cut further:
+    hostile pixels must not make capture expensive."""
     out: list[Box] = []
     h, w = ink.shape
     stack: list[tuple[int, int, int, int, bool, int]] = [(0, 0, w, h, True, 0)]
     while stack:
+        budget -= 1
         left, top, right, bottom, rows_first, depth = stack.pop()
         sub = ink[top:bottom, left:right]
         row_any: Ink = np.asarray(sub.any(axis=1))
         if not row_any.any():
             continue
         col_any: Ink = np.asarray(sub.any(axis=0))
+        if budget < 0:
+            rows, cols = np.flatnonzero(row_any), np.flatnonzero(col_any)
+            out.append(
+                (left + int(cols[0]), top + int(rows[0]), left + int(cols[-1]) + 1, top + int(rows[-1]) + 1)
+            )
+            continue
         bands = _join_dots(_runs(row_any))
         cs = _runs(col_any)
         t, b = top + bands[0][0], top + bands[-1][1]

@@ -108,6 +108,7 @@ class ScreenPipeline:
         self.changes = ChangeDetector()
         self.reader = LineReader(ocr)
         self._last_look: dict[int, datetime] = {}
+        self._layout: dict[int, tuple[tuple[str, Box], ...]] = {}
         self._seen: dict[tuple[int, str], dict[str, datetime]] = {}
 
     def reset(self) -> None:
@@ -120,6 +121,7 @@ class ScreenPipeline:
         """Forget previous frames only: the next capture is looked at in full, known lines still skipped."""
         self.changes.forget()
         self._last_look.clear()
+        self._layout.clear()
 
     def remember(self, result: CaptureResult, at: datetime) -> None:
         """Mark a result's lines as stored, so that they are not stored again within `dedup`."""
@@ -152,12 +154,18 @@ class ScreenPipeline:
         change = self.changes.compare(f"m{mon.index}", pixels)
         last = self._last_look.get(mon.index)
         forced = force or last is None or at - last >= self.max_gap
-        if change.unchanged and not forced:
+        # Windows opened, closed, moved or switched: a line whose pixels did not change may
+        # now belong to another app, for which it was never stored. Look at all of it
+        # (lines read before cost no OCR).
+        layout = tuple((w.app, w.box) for w in on_screen)
+        relaid = self._layout.get(mon.index, layout) != layout
+        self._layout[mon.index] = layout
+        if change.unchanged and not (forced or relaid):
             return CaptureResult(mon.index, "unchanged")
         moved = sum(s.box[3] - s.box[1] for s in change.shifts)
         self._last_look[mon.index] = at
         full: Box = (0, 0, pixels.shape[1], pixels.shape[0])
-        where = [full] if forced or change.full else list(change.dirty)
+        where = [full] if forced or relaid or change.full else list(change.dirty)
         if not where:
             return CaptureResult(mon.index, "known", forced=forced, moved_rows=moved)  # scrolled only
         gray = to_gray(pixels, frame.bgra)

@@ -18,10 +18,11 @@ import numpy as np
 import numpy.typing as npt
 
 from persona_desktop.capture.screen_lines import TextLine
-from persona_desktop.capture.screen_ports import Box, OcrEngine, OcrLine, Pixels
+from persona_desktop.capture.screen_ports import Box, OcrEngine, OcrLine, OcrWord, Pixels
 from persona_desktop.capture.screen_redact import RedactedLine, redact_line
 
 MARGIN = 4  # px of the screen kept around a line's ink when it is cropped for OCR
+SLACK = 2  # px a word's box may reach past the line's ink (antialiased edges)
 GAP = 16  # px of white between stacked crops
 MAX_CANVAS_ROWS = 16_000  # one OCR call reads at most this tall a stack
 CAPACITY = 4096  # lines remembered (least recently seen forgotten first)
@@ -39,6 +40,22 @@ def _move_box(b: Box, dx: int, dy: int) -> Box:
 
 def moved(red: RedactedLine, dx: int, dy: int) -> RedactedLine:
     return RedactedLine(red.line.shifted(dx, dy), red.labels, tuple(_move_box(b, dx, dy) for b in red.boxes))
+
+
+def _clip(line: OcrLine, width: int, height: int) -> OcrLine:
+    """A line read in a crop, its boxes kept within the found line (plus SLACK px): Tesseract
+    now and then gives one word a box twice as tall, reaching into the next crop."""
+
+    def fit(b: Box) -> Box:
+        return (
+            max(b[0], -SLACK),
+            max(b[1], -SLACK),
+            min(b[2], width + SLACK),
+            min(b[3], height + SLACK),
+        )
+
+    words = tuple(OcrWord(w.text, w.conf, fit(w.box)) for w in line.words)
+    return OcrLine(line.text, line.conf, fit(line.box), line.block, line.par, line.line, words)
 
 
 def stack(crops: Sequence[Pixels], gap: int = GAP) -> tuple[Pixels, npt.NDArray[np.int64]]:
@@ -109,6 +126,7 @@ class LineReader:
                 cy = (line.box[1] + line.box[3]) // 2
                 k = max(0, int(np.searchsorted(offsets, cy, side="right")) - 1)
                 _, dx, dy = crops[part[k]]
-                got[k].append(line.shifted(dx, dy - int(offsets[k])))
+                box = lines[part[k]].box
+                got[k].append(_clip(line.shifted(dx, dy - int(offsets[k])), box[2] - box[0], box[3] - box[1]))
             for k, i in enumerate(part):
                 self._known[lines[i].key] = tuple(redact_line(line) for line in got[k])
