@@ -12,32 +12,15 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.capture.screen_lines import cut, lines_at, to_gray
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
+from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules
-from tests.screen_support import FONT, StepClock
+from tests.screen_support import FONT, CountingOcr, StepClock
 
 DEJAVU = FONT.parent
 MONO, SERIF = DEJAVU / "DejaVuSansMono.ttf", DEJAVU / "DejaVuSerif.ttf"
 RULES = ExclusionRules.of(["keepassxc"], ["password"])
-
-
-class CountingOcr:
-    """The real Tesseract, keeping the size of every image it was asked to read."""
-
-    def __init__(self) -> None:
-        self.real = TesseractOcr("eng", 50)
-        self.shapes: list[tuple[int, ...]] = []
-
-    def read(self, image: Pixels) -> list[OcrLine]:
-        self.shapes.append(image.shape)
-        return self.real.read(image)
-
-    def read_lines(self, image: Pixels) -> list[OcrLine]:
-        self.shapes.append(image.shape)
-        return self.real.read_lines(image)
 
 
 @pytest.fixture

@@ -11,17 +11,16 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_change import ChangeDetector
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
+from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
 from persona_desktop.capture.screen_setup import build_screen_loop, maintenance, purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
-from tests.screen_support import FONT, StepClock, contains, render_lines
+from tests.screen_support import FONT, CountingOcr, StepClock, contains, render_lines
 
 SIZE = (1000, 400)
 MON = Monitor(1, 0, 0, *SIZE)
@@ -31,22 +30,6 @@ LINES = [
     "Next review is scheduled for Monday",
 ]
 RULES = ExclusionRules.of(["keepassxc", "bitwarden"], ["password", "incognito"])
-
-
-class CountingOcr:
-    """The real Tesseract, counting what it was asked to read."""
-
-    def __init__(self) -> None:
-        self.real = TesseractOcr("eng", 50)
-        self.shapes: list[tuple[int, ...]] = []
-
-    def read(self, image: Pixels) -> list[OcrLine]:
-        self.shapes.append(image.shape)
-        return self.real.read(image)
-
-    def read_lines(self, image: Pixels) -> list[OcrLine]:
-        self.shapes.append(image.shape)
-        return self.real.read_lines(image)
 
 
 def frame(lines: list[str], **kw: object) -> Frame:
