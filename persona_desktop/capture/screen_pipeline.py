@@ -176,9 +176,8 @@ class ScreenPipeline:
         if not fresh:
             return CaptureResult(mon.index, status, lines_read=len(lines), regions=ocr_count, forced=forced,
                                  moved_rows=moved)  # fmt: skip
-        cid = capture_id(
-            pixels.data if pixels.flags.c_contiguous else pixels.tobytes(), f"{at.isoformat()}|m{mon.index}"
-        )
+        # the lines' keys already hash their pixels: no second pass over the whole frame
+        cid = capture_id(b"".join(t.key for t in found), f"{at.isoformat()}|m{mon.index}")
         image = self._keep_image(pixels, frame.bgra, fresh, cid, mon.index, at)
         source, fragments = self._build(cid, mon, at, fresh, active, image, forced)
         seen = tuple(
