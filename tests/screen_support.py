@@ -19,6 +19,9 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
 
+from persona_desktop.adapters.ocr_tesseract import TesseractOcr
+from persona_desktop.capture.screen_ports import OcrLine, Pixels
+
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 Box = tuple[int, int, int, int]
 
@@ -76,6 +79,22 @@ class StepClock:
 
     def advance(self, seconds: float) -> None:
         self.t += timedelta(seconds=seconds)
+
+
+class CountingOcr:
+    """The real Tesseract (English), keeping the size of every image it was asked to read."""
+
+    def __init__(self) -> None:
+        self.real = TesseractOcr("eng", 50)
+        self.shapes: list[tuple[int, ...]] = []
+
+    def read(self, image: Pixels) -> list[OcrLine]:
+        self.shapes.append(image.shape)
+        return self.real.read(image)
+
+    def read_lines(self, image: Pixels) -> list[OcrLine]:
+        self.shapes.append(image.shape)
+        return self.real.read_lines(image)
 
 
 # --- Xvfb ---------------------------------------------------------------------------------

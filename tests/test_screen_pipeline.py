@@ -11,17 +11,16 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_change import ChangeDetector
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
+from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
 from persona_desktop.capture.screen_setup import build_screen_loop, maintenance, purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
-from tests.screen_support import FONT, StepClock, contains, render_lines
+from tests.screen_support import FONT, CountingOcr, StepClock, contains, render_lines
 
 SIZE = (1000, 400)
 MON = Monitor(1, 0, 0, *SIZE)
@@ -31,18 +30,6 @@ LINES = [
     "Next review is scheduled for Monday",
 ]
 RULES = ExclusionRules.of(["keepassxc", "bitwarden"], ["password", "incognito"])
-
-
-class CountingOcr:
-    """The real Tesseract, counting what it was asked to read."""
-
-    def __init__(self) -> None:
-        self.real = TesseractOcr("eng", 50)
-        self.shapes: list[tuple[int, ...]] = []
-
-    def read(self, image: Pixels) -> list[OcrLine]:
-        self.shapes.append(image.shape)
-        return self.real.read(image)
 
 
 def frame(lines: list[str], **kw: object) -> Frame:
@@ -133,7 +120,7 @@ def test_forced_capture_after_max_gap_stores_nothing_already_stored(ocr: Countin
     pipe.process(frame(LINES), [], clock.now())
     clock.advance(61)
     forced = pipe.process(frame(LINES), [], clock.now())
-    assert forced.forced and forced.status == "ocr" and forced.lines_read == 3
+    assert forced.forced and forced.status == "known" and forced.lines_read == 3  # known by their pixels
     assert forced.fragments == []
     clock.advance(31 * 60)
     later = pipe.process(frame(LINES), [], clock.now())
@@ -208,7 +195,7 @@ def test_card_number_is_redacted_in_text_and_in_the_kept_image(ocr: CountingOcr,
     assert region.max() > 200
 
 
-def test_change_detector_costs_little_and_finds_the_band() -> None:
+def test_change_detector_costs_little_and_finds_the_changed_place() -> None:
     det = ChangeDetector()
     rng = np.random.default_rng(1)
     a = rng.integers(0, 255, (1080, 1920, 4), dtype=np.uint8)
@@ -219,27 +206,43 @@ def test_change_detector_costs_little_and_finds_the_band() -> None:
     c = b.copy()
     c[700:705, 10:20, 1] ^= 0xFF
     change = det.compare("m1", c)
-    assert change.changed and not change.full
-    [(left, top, right, bottom)] = change.bands
-    assert (left, right) == (0, 1920) and top <= 700 and bottom >= 705 and bottom - top <= 2 * 32 + 2 * 12
+    assert change.changed and not change.full and change.shifts == ()
+    [(left, top, right, bottom)] = change.dirty
+    assert left <= 10 and right >= 20 and top <= 700 and bottom >= 705
+    assert right - left <= 64 and bottom - top <= 16  # the cells around it, not the row
 
 
-def test_scrolled_and_switched_back_content_is_not_read_again() -> None:
+def test_scrolled_content_is_a_shift_and_only_the_revealed_rows_are_new() -> None:
     det = ChangeDetector()
     rng = np.random.default_rng(2)
     doc = rng.integers(0, 255, (1400, 800, 4), dtype=np.uint8)
-    other = rng.integers(0, 255, (600, 800, 4), dtype=np.uint8)
     assert det.compare("m1", doc[:600].copy()).full
     scrolled = det.compare("m1", doc[90:690].copy())  # scrolled by 90 rows
     assert scrolled.changed and not scrolled.full
-    [(_, top, _, bottom)] = scrolled.bands
-    assert top >= 600 - 90 - 32 - 12 and bottom == 600  # only the rows that came into view
-    assert det.compare("m1", other.copy()).full  # another app, full screen
-    back = det.compare("m1", doc[90:690].copy())  # and back again
-    assert back.changed and back.bands == () and not back.full
+    [shift] = scrolled.shifts
+    assert shift.dy == 90
+    [(_, top, _, bottom)] = scrolled.dirty
+    assert 600 - 90 - 8 <= top <= 600 - 90 and bottom == 600  # only the rows that came into view
+    up = det.compare("m1", doc[40:640].copy())  # and back up by 50
+    assert [s.dy for s in up.shifts] == [-50]
+    [(_, top, _, bottom)] = up.dirty
+    assert top == 0 and bottom <= 50 + 8
 
 
-def test_a_band_is_narrowed_to_the_text_around_the_change(ocr: CountingOcr) -> None:
+def test_a_partial_scroll_beside_a_still_sidebar_is_found() -> None:
+    det = ChangeDetector()
+    rng = np.random.default_rng(3)
+    doc = rng.integers(0, 255, (1400, 600, 4), dtype=np.uint8)
+    side = rng.integers(0, 255, (600, 200, 4), dtype=np.uint8)
+    det.compare("m1", np.ascontiguousarray(np.concatenate([side, doc[:600]], axis=1)))
+    change = det.compare("m1", np.ascontiguousarray(np.concatenate([side, doc[24:624]], axis=1)))
+    [shift] = change.shifts
+    assert shift.dy == 24 and shift.box[0] >= 192
+    [(left, top, _, _)] = change.dirty
+    assert left >= 192 and top >= 600 - 24 - 8
+
+
+def test_a_clock_change_reads_the_clock_line_alone(ocr: CountingOcr) -> None:
     clock = StepClock()
     pipe = ScreenPipeline(ocr, RULES)
     base = render_lines(["Notes about the garden and the weekend plans"], size=SIZE).image

@@ -1,15 +1,20 @@
-"""From a monitor's pixels to stored-ready screen fragments.
+"""From a monitor's pixels to stored-ready screen fragments: whole lines, each once.
 
 Order matters for privacy: excluded windows are dropped (active) or blacked out (visible)
 before anything else looks at the pixels; text is redacted before it is compared, kept
-or stored. Order matters for cost: an unchanged frame stops at one array compare; a
-changed one is OCR'd only in the bands that changed; lines already stored for the same
-monitor and application within `dedup` are not stored again.
+or stored. Order matters for cost: an unchanged frame stops at one array compare; in a
+changed one, content that only moved (scrolled) is skipped, the whole lines around
+what is new are found (`screen_lines`), and only lines whose pixels were never read
+are OCR'd (`screen_reader`). What is stored is always a whole line as OCR reads it,
+never the part of a line that changed; a line already stored for the same monitor and
+application within `dedup` (compared by `dedup_key`, so OCR's l/I/1 or O/0 slips do
+not count as new text) is not stored again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -17,24 +22,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from PIL import Image
 
 from persona_desktop.capture.screen_change import ChangeDetector
+from persona_desktop.capture.screen_lines import lines_at, to_gray
 from persona_desktop.capture.screen_ports import (
     Box,
     Frame,
     Monitor,
     OcrEngine,
-    OcrLine,
     Pixels,
     WindowDesc,
 )
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_reader import LineReader, ReadLine
 from persona_desktop.capture.screen_redact import RedactedLine, redact_line, redact_text
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 
-EDGE = 2  # px: a line touching a band's cut edge is only partly inside it
+__all__ = ["CaptureResult", "ScreenPipeline", "capture_id", "dedup_key", "screen_fragment", "to_gray", "xywh"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +50,12 @@ class CaptureResult:
     status: str  # unchanged | known | excluded | ocr
     source: SourceInfo | None = None
     fragments: list[NewFragment] = field(default_factory=list)
-    lines_read: int = 0
-    regions: int = 0
+    lines_read: int = 0  # lines found where the frame changed, known or OCR'd
+    regions: int = 0  # of them, lines OCR'd (crops in this pass's Tesseract call)
     forced: bool = False
     reason: str | None = None
-    seen: tuple[tuple[tuple[int, str], str], ...] = ()  # (monitor, app), text: for `remember`
+    seen: tuple[tuple[tuple[int, str], str], ...] = ()  # (monitor, app), dedup key: for `remember`
+    moved_rows: int = 0  # pixel rows recognised as scrolled content
 
 
 def capture_id(data: bytes | memoryview, salt: str = "") -> str:
@@ -59,28 +65,14 @@ def capture_id(data: bytes | memoryview, salt: str = "") -> str:
     return h.hexdigest()
 
 
-def to_gray(pixels: Pixels, bgra: bool) -> Pixels:
-    if pixels.ndim == 2:
-        return pixels
-    c = pixels.astype(np.uint16)
-    r, g, b = (c[:, :, 2], c[:, :, 1], c[:, :, 0]) if bgra else (c[:, :, 0], c[:, :, 1], c[:, :, 2])
-    return ((r * 77 + g * 150 + b * 29) >> 8).astype(np.uint8)
+_LOOKALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "!": "l", "5": "s", "8": "b"})
 
 
-BAND_GAP = 24  # px of blank between stacked bands
-
-
-def _stack(grays: Sequence[Pixels]) -> tuple[Pixels, npt.NDArray[np.int64]]:
-    """Bands one under another on a white canvas; returns it and each band's top offset."""
-    if len(grays) == 1:
-        return grays[0], np.zeros(1, dtype=np.int64)
-    width = max(g.shape[1] for g in grays)
-    heights = [g.shape[0] for g in grays]
-    offsets = np.cumsum([0] + [hh + BAND_GAP for hh in heights[:-1]]).astype(np.int64)
-    canvas = np.full((int(offsets[-1]) + heights[-1], width), 255, dtype=np.uint8)
-    for g, off in zip(grays, offsets, strict=True):
-        canvas[int(off) : int(off) + g.shape[0], : g.shape[1]] = g
-    return canvas, offsets
+def dedup_key(text: str) -> str:
+    """What makes two OCR'd lines the same text: case, spacing, punctuation and the
+    letters OCR confuses (l/I/1/|, O/0, rn/m, S/5) do not count; digits otherwise do."""
+    folded = unicodedata.normalize("NFKC", text).lower().translate(_LOOKALIKE).replace("rn", "m")
+    return "".join(ch for ch in folded if ch.isalnum())
 
 
 def _intersect(a: Box, b: Box) -> Box | None:
@@ -91,6 +83,9 @@ def _intersect(a: Box, b: Box) -> Box | None:
 def _window_json(w: WindowDesc | None) -> dict[str, str] | None:
     """Titles are redacted too: a browser title can carry a token from the URL."""
     return None if w is None else {"title": redact_text(w.title)[0], "app": w.app}
+
+
+Fresh = list[tuple[int, int, RedactedLine, WindowDesc | None]]  # line number, found line, line, window
 
 
 class ScreenPipeline:
@@ -111,23 +106,27 @@ class ScreenPipeline:
         self.image_dir = image_dir  # None: screenshots are not kept (the default)
         self.image_scale = image_scale
         self.changes = ChangeDetector()
-        self._last_ocr: dict[int, datetime] = {}
+        self.reader = LineReader(ocr)
+        self._last_look: dict[int, datetime] = {}
+        self._layout: dict[int, tuple[tuple[str, Box], ...]] = {}
         self._seen: dict[tuple[int, str], dict[str, datetime]] = {}
 
     def reset(self) -> None:
-        """Forget previous frames and stored lines: the next capture is read and stored in full."""
+        """Forget previous frames, lines read and lines stored: the next capture is read and stored in full."""
         self.forget_frames()
+        self.reader.forget()
         self._seen.clear()
 
     def forget_frames(self) -> None:
-        """Forget previous frames only: the next capture is read in full, known lines still skipped."""
+        """Forget previous frames only: the next capture is looked at in full, known lines still skipped."""
         self.changes.forget()
-        self._last_ocr.clear()
+        self._last_look.clear()
+        self._layout.clear()
 
     def remember(self, result: CaptureResult, at: datetime) -> None:
         """Mark a result's lines as stored, so that they are not stored again within `dedup`."""
-        for where, text in result.seen:
-            self._seen.setdefault(where, {})[text] = at
+        for where, key in result.seen:
+            self._seen.setdefault(where, {})[key] = at
         for table in self._seen.values():  # keep the memory bounded
             if len(table) > 5000:
                 for k in [k for k, t in table.items() if at - t >= self.dedup]:
@@ -153,29 +152,41 @@ class ScreenPipeline:
             return CaptureResult(mon.index, "excluded", reason=rule)
         pixels = self._mask(frame, on_screen)
         change = self.changes.compare(f"m{mon.index}", pixels)
-        last = self._last_ocr.get(mon.index)
+        last = self._last_look.get(mon.index)
         forced = force or last is None or at - last >= self.max_gap
-        if change.unchanged and not forced:
+        # Windows opened, closed, moved or switched: a line whose pixels did not change may
+        # now belong to another app, for which it was never stored. Look at all of it
+        # (lines read before cost no OCR).
+        layout = tuple((w.app, w.box) for w in on_screen)
+        relaid = self._layout.get(mon.index, layout) != layout
+        self._layout[mon.index] = layout
+        if change.unchanged and not (forced or relaid):
             return CaptureResult(mon.index, "unchanged")
-        if not (forced or change.full or change.bands):
-            return CaptureResult(mon.index, "known")  # content moved (scrolled, switched back): read before
+        moved = sum(s.box[3] - s.box[1] for s in change.shifts)
+        self._last_look[mon.index] = at
         full: Box = (0, 0, pixels.shape[1], pixels.shape[0])
-        bands = (full,) if forced or change.full else change.bands
-        self._last_ocr[mon.index] = at
-        lines = self._read(pixels, frame.bgra, bands)
+        where = [full] if forced or relaid or change.full else list(change.dirty)
+        if not where:
+            return CaptureResult(mon.index, "known", forced=forced, moved_rows=moved)  # scrolled only
+        gray = to_gray(pixels, frame.bgra)
+        found = lines_at(gray, where)
+        lines, ocr_count = self.reader.read(gray, found)
+        status = "ocr" if ocr_count else "known"
         fresh = self._fresh(mon, lines, on_screen, at)
         if not fresh:
-            return CaptureResult(mon.index, "ocr", lines_read=len(lines), regions=len(bands), forced=forced)
-        cid = capture_id(
-            pixels.data if pixels.flags.c_contiguous else pixels.tobytes(), f"{at.isoformat()}|m{mon.index}"
-        )
+            return CaptureResult(mon.index, status, lines_read=len(lines), regions=ocr_count, forced=forced,
+                                 moved_rows=moved)  # fmt: skip
+        # the lines' keys already hash their pixels: no second pass over the whole frame
+        cid = capture_id(b"".join(t.key for t in found), f"{at.isoformat()}|m{mon.index}")
         image = self._keep_image(pixels, frame.bgra, fresh, cid, mon.index, at)
         source, fragments = self._build(cid, mon, at, fresh, active, image, forced)
         seen = tuple(
-            ((mon.index, window.app if window else ""), " ".join(red.line.text.split()))
+            ((mon.index, window.app if window else ""), dedup_key(red.line.text))
             for _, _, red, window in fresh
         )
-        result = CaptureResult(mon.index, "ocr", source, fragments, len(lines), len(bands), forced, seen=seen)
+        result = CaptureResult(
+            mon.index, status, source, fragments, len(lines), ocr_count, forced, seen=seen, moved_rows=moved
+        )
         if remember:
             self.remember(result, at)
         return result
@@ -191,44 +202,27 @@ class ScreenPipeline:
             pixels[b[1] - mon.top : b[3] - mon.top, b[0] - mon.left : b[2] - mon.left] = 0
         return pixels
 
-    def _read(self, pixels: Pixels, bgra: bool, bands: Sequence[Box]) -> list[tuple[int, OcrLine]]:
-        """OCR the bands, stacked into one image (one Tesseract start, ~0.1 s, instead of one
-        per band); lines come back in frame pixels with their band's index, partial ones dropped."""
-        h = pixels.shape[0]
-        grays = [to_gray(pixels[top:bottom, left:right], bgra) for left, top, right, bottom in bands]
-        canvas, offsets = _stack(grays)
-        out: list[tuple[int, OcrLine]] = []
-        for line in self.ocr.read(canvas):
-            cy = (line.box[1] + line.box[3]) // 2
-            i = max(0, int(np.searchsorted(offsets, cy, side="right")) - 1)
-            left, top, _, bottom = bands[i]
-            local = line.shifted(0, -int(offsets[i]))
-            if local.box[1] < 0 or local.box[3] > bottom - top:
-                continue  # straddles two bands: cannot be a real line
-            if top > 0 and local.box[1] <= EDGE:
-                continue
-            if bottom < h and local.box[3] >= bottom - top - EDGE:
-                continue
-            out.append((i, local.shifted(left, top)))
-        return out
-
     def _fresh(
         self,
         mon: Monitor,
-        lines: list[tuple[int, OcrLine]],
+        lines: list[ReadLine],
         windows: Sequence[WindowDesc],
         at: datetime,
-    ) -> list[tuple[int, int, RedactedLine, WindowDesc | None]]:
-        """(line number, band, redacted line, window) of lines not stored recently."""
-        fresh = []
-        for n, (band, line) in enumerate(lines, start=1):
-            red = redact_line(line)
-            window = self._window_at(mon, line.box, windows)
-            seen = self._seen.get((mon.index, window.app if window else ""), {})
-            last = seen.get(" ".join(red.line.text.split()))
-            if last is not None and at - last < self.dedup:
+    ) -> Fresh:
+        """(line number, found line, redacted line, window) of lines not stored recently,
+        each text once even where it shows twice in this frame."""
+        fresh: Fresh = []
+        here: set[tuple[str, str]] = set()
+        for n, read in enumerate(lines, start=1):
+            red = read.red
+            window = self._window_at(mon, red.line.box, windows)
+            app = window.app if window else ""
+            key = dedup_key(red.line.text)
+            last = self._seen.get((mon.index, app), {}).get(key)
+            if (last is not None and at - last < self.dedup) or (app, key) in here:
                 continue
-            fresh.append((n, band, red, window))
+            here.add((app, key))
+            fresh.append((n, read.at, red, window))
         return fresh
 
     @staticmethod
@@ -243,7 +237,7 @@ class ScreenPipeline:
         self,
         pixels: Pixels,
         bgra: bool,
-        lines: list[tuple[int, int, RedactedLine, WindowDesc | None]],
+        lines: Fresh,
         cid: str,
         monitor: int,
         at: datetime,
@@ -279,7 +273,7 @@ class ScreenPipeline:
         cid: str,
         mon: Monitor,
         at: datetime,
-        lines: list[tuple[int, int, RedactedLine, WindowDesc | None]],
+        lines: Fresh,
         active: WindowDesc | None,
         image: dict[str, Any] | None,
         forced: bool,
@@ -293,7 +287,7 @@ class ScreenPipeline:
                 at,
                 extra={
                     "monitor_box": [mon.left, mon.top, mon.width, mon.height],
-                    "region": band,
+                    "region": found,
                     "window": _window_json(window),
                     "active_window": _window_json(active),
                     "image": image,
@@ -301,7 +295,7 @@ class ScreenPipeline:
                 },
                 session_part=(window.app if window and window.app else f"m{mon.index}"),
             )
-            for n, band, red, window in lines
+            for n, found, red, window in lines
         ]
         where = f"{active.app}: {redact_text(active.title)[0]}" if active else f"monitor {mon.index}"
         source = SourceInfo(

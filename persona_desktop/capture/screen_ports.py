@@ -114,6 +114,12 @@ class OcrEngine(Protocol):
         """OCR a grayscale (H x W) or RGB image; boxes are in the image's pixels."""
         ...
 
+    def read_lines(self, image: Pixels) -> list[OcrLine]:
+        """OCR an image that is text lines stacked one under another, one column, no page
+        layout to find (the screen pipeline's crops): like `read`, without column detection,
+        which cuts aligned monospaced lines into words."""
+        ...
+
 
 class WindowInfo(Protocol):
     def windows(self) -> list[WindowDesc]:
