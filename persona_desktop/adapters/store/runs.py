@@ -1,7 +1,8 @@
-"""Repositories that keep the sleep cycle safe: runs, leases, cursors, the journal."""
+"""Repositories that keep the sleep cycle safe: runs, leases, the journal."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 from collections.abc import Sequence
@@ -10,15 +11,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.journal_chain import GENESIS, TRIGGERS, entry_hash, same_sql
 from persona_desktop.adapters.store.tables import (
-    cursors,
     extracted_documents,
     key_values,
     leases,
     revisions,
     sleep_runs,
+    utc_text,
 )
 from persona_desktop.domain.model import Revision, RunStatus, SleepRun
+from persona_desktop.domain.text_clean import clean_text, clean_value
+from persona_desktop.ports import JournalCheck
 
 
 def _run(row: Any) -> SleepRun:
@@ -162,22 +166,12 @@ class SqlLeases:
         )
         return result.rowcount == 1
 
+    def holder(self, name: str) -> str | None:
+        value = self._conn.execute(sa.select(leases.c.holder).where(leases.c.name == name)).scalar()
+        return None if value is None else str(value)
+
     def release(self, name: str, holder: str) -> None:
         self._conn.execute(leases.delete().where(leases.c.name == name, leases.c.holder == holder))
-
-
-class SqlCursors:
-    def __init__(self, conn: sa.Connection) -> None:
-        self._conn = conn
-
-    def get(self, name: str) -> int:
-        value = self._conn.execute(sa.select(cursors.c.value).where(cursors.c.name == name)).scalar()
-        return int(value) if value is not None else 0
-
-    def set(self, name: str, value: int) -> None:
-        updated = self._conn.execute(cursors.update().where(cursors.c.name == name).values(value=str(value)))
-        if updated.rowcount == 0:
-            self._conn.execute(cursors.insert().values(name=name, value=str(value)))
 
 
 class SqlKeyValues:
@@ -195,6 +189,8 @@ class SqlKeyValues:
 
 
 class SqlJournal:
+    """The revision journal: append-only (triggers) and hash-chained (journal_chain.py)."""
+
     def __init__(self, conn: sa.Connection) -> None:
         self._conn = conn
 
@@ -209,18 +205,35 @@ class SqlJournal:
         run_id: int | None = None,
         data: dict[str, Any] | None = None,
     ) -> int:
-        result = self._conn.execute(
+        last = self._conn.execute(
+            sa.select(revisions.c.id, revisions.c.hash).order_by(revisions.c.id.desc()).limit(1)
+        ).first()
+        seq = self._conn.exec_driver_sql(
+            "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'revisions'"
+        ).scalar_one()
+        new_id = max(int(seq), last.id if last else 0) + 1
+        at_text = utc_text(at)
+        # The exact text stored is the text hashed: serialized once, here.
+        data_text = clean_text(json.dumps(clean_value(data or {}), ensure_ascii=False, default=str))
+        actor, action, entity = clean_text(actor), clean_text(action), clean_text(entity)
+        digest = entry_hash(
+            last.hash if last else GENESIS,
+            (new_id, at_text, actor, action, entity, entity_id, run_id, data_text),
+        )
+        self._conn.execute(
             revisions.insert().values(
-                at=at,
+                id=new_id,
+                at=sa.type_coerce(at_text, sa.String),
                 actor=actor,
                 action=action,
                 entity=entity,
                 entity_id=entity_id,
                 run_id=run_id,
-                data=data or {},
+                data=sa.type_coerce(data_text, sa.String),
+                hash=digest,
             )
         )
-        return int(result.inserted_primary_key[0])
+        return new_id
 
     def all(self, limit: int | None = None, actions: Sequence[str] | None = None) -> list[Revision]:
         q = sa.select(revisions).order_by(revisions.c.id.desc())
@@ -237,3 +250,66 @@ class SqlJournal:
     def get(self, revision_id: int) -> Revision | None:
         r = self._conn.execute(sa.select(revisions).where(revisions.c.id == revision_id)).first()
         return Revision(r.id, r.at, r.actor, r.action, r.entity, r.entity_id, r.run_id, r.data) if r else None
+
+    def verify(self) -> JournalCheck:
+        """Walk the chain; the first entry that was rewritten, deleted or slipped in is named."""
+        present = {
+            name: sql
+            for name, sql in self._conn.exec_driver_sql(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'revisions'"
+            )
+        }
+        for name, expected in TRIGGERS.items():
+            if name not in present:
+                return JournalCheck(
+                    False, 0, None, f"the trigger {name} that keeps the journal append-only is missing"
+                )
+            if not same_sql(present[name], expected):
+                return JournalCheck(
+                    False, 0, None, f"the trigger {name} that keeps the journal append-only was changed"
+                )
+        seq = int(
+            self._conn.exec_driver_sql(
+                "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'revisions'"
+            ).scalar_one()
+        )
+        rows = self._conn.exec_driver_sql(
+            "SELECT id, CAST(at AS BLOB), CAST(actor AS BLOB), CAST(action AS BLOB), CAST(entity AS BLOB), "
+            "entity_id, run_id, CAST(data AS BLOB), hash FROM revisions ORDER BY id"
+        )
+        previous, previous_id, count = GENESIS, 0, 0
+        for row in rows:
+            entry_id = int(row[0])
+            if entry_id != previous_id + 1:
+                gone = _span(previous_id + 1, entry_id - 1)
+                return JournalCheck(
+                    False,
+                    count,
+                    previous_id + 1,
+                    f"journal {gone} deleted (the chain skips from {previous_id} to {entry_id})",
+                )
+            stored = row[8]
+            if not isinstance(stored, str) or entry_hash(previous, tuple(row[:8])) != stored:
+                how = (
+                    "inserted out of chain (it has no valid hash)"
+                    if not _is_hash(stored)
+                    else "rewritten or inserted out of chain (its hash does not match)"
+                )
+                return JournalCheck(False, count, entry_id, f"journal entry {entry_id} was {how}")
+            previous, previous_id, count = stored, entry_id, count + 1
+        if seq > previous_id:
+            gone = _span(previous_id + 1, seq)
+            return JournalCheck(
+                False, count, previous_id + 1, f"journal {gone} deleted (the journal ends early)"
+            )
+        return JournalCheck(
+            True, count, None, f"journal intact: {count} entries, hash chain and triggers in place"
+        )
+
+
+def _span(first: int, last: int) -> str:
+    return f"entry {first} was" if first == last else f"entries {first} to {last} were"
+
+
+def _is_hash(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
