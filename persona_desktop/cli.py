@@ -105,6 +105,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
                 "skipped_total": report.skipped_total,
                 "unreadable": unreadable,
+                "warnings": report.warnings,
                 "sources": [
                     {
                         "id": s.source_id,
@@ -126,6 +127,8 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
         reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
         line += f"; skipped {report.skipped_total}: {reasons}"
     print(line)
+    for warning in report.warnings:  # messages dated in the future, stored at the import time
+        print(f"persona-desktop: warning: {warning}", file=sys.stderr)
     for item in unreadable:
         print(f"persona-desktop: skipped as unreadable: {item['place']}: {item['why']}", file=sys.stderr)
     if report.skipped.get(SkipReason.UNREADABLE, 0) > len(unreadable):

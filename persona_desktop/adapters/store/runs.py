@@ -253,6 +253,11 @@ class SqlJournal:
 
     def verify(self) -> JournalCheck:
         """Walk the chain; the first entry that was rewritten, deleted or slipped in is named."""
+        table = self._conn.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revisions'"
+        ).first()
+        if table is None:
+            return JournalCheck(False, 0, None, "the journal itself (the table revisions) is missing")
         present = {
             name: sql
             for name, sql in self._conn.exec_driver_sql(
