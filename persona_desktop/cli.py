@@ -27,6 +27,8 @@ def _emit_json(value: Any) -> None:
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
+    if args.data_dir is not None and not args.data_dir.strip():
+        raise PersonaError("--data-dir is empty; give a folder path")
     given = args.data_dir or os.environ.get("PERSONA_DATA_DIR")
     if not given:
         return None
@@ -148,8 +150,10 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
 
     try:
         recorded_at = parse_iso(args.recorded_at) if args.recorded_at else None
-    except ValueError:
-        raise PersonaError(f"--recorded-at {args.recorded_at!r} is not an ISO 8601 time") from None
+    except (ValueError, OverflowError):
+        raise PersonaError(
+            f"--recorded-at {args.recorded_at!r} is not an ISO 8601 time between years 1 and 9999"
+        ) from None
     rt = _runtime(args)
     transcriber = transcriber_from_settings(rt.settings, idle_unload_s=0)
     keep = bool(rt.settings.get("capture.keep_audio"))
@@ -1044,9 +1048,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The CLI's error boundary: every failure is one line on stderr, a bug's traceback goes to the log."""
-    from persona_desktop.error_boundary import one_line, private_umask, quiet_broken_pipe
+    from persona_desktop.error_boundary import private_umask
 
-    private_umask()
+    previous_umask = private_umask()
+    try:
+        return _main(argv)
+    finally:
+        os.umask(previous_umask)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from persona_desktop.error_boundary import one_line, quiet_broken_pipe
+
     _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)

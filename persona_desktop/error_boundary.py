@@ -33,6 +33,13 @@ _HANDLER_NAME = "persona-desktop-file"
 log = logging.getLogger("persona_desktop")
 
 
+class _QuietFileHandler(logging.handlers.RotatingFileHandler):
+    """A log that cannot be written (disk full) says nothing: never a traceback on stderr."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def log_path(data_dir: Path) -> Path:
     return data_dir / LOG_DIR / LOG_FILE
 
@@ -46,27 +53,29 @@ def _fallback_log_dir() -> Path:
 def open_log(data_dir: Path | None) -> Path | None:
     """Attach a private rotating log file (in the data dir, else the user state dir); its path."""
     root = logging.getLogger()
-    for handler in root.handlers:
-        if getattr(handler, "name", None) == _HANDLER_NAME and isinstance(handler, logging.FileHandler):
-            return Path(handler.baseFilename)
+    ours = [h for h in root.handlers if getattr(h, "name", None) == _HANDLER_NAME]
     candidates = [data_dir / LOG_DIR] if data_dir is not None else []
     candidates.append(_fallback_log_dir())
     for folder in candidates:
+        path = folder / LOG_FILE
+        for handler in ours:
+            if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename) == path.absolute():
+                return path
         try:
             ensure_private_dir(folder, "the log folder")
-            path = folder / LOG_FILE
             ensure_private_file(path, "the log file")
-            handler = logging.handlers.RotatingFileHandler(
+            handler = _QuietFileHandler(
                 path, maxBytes=1_000_000, backupCount=3, encoding="utf-8", errors="backslashreplace"
             )
         except (PersonaError, OSError):
             continue
+        for old in ours:  # one log per process: the data dir's, when it changed
+            root.removeHandler(old)
+            old.close()
         handler.name = _HANDLER_NAME
-        handler.setLevel(logging.INFO)
+        handler.setLevel(logging.WARNING)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)
-        if root.level > logging.INFO or root.level == logging.NOTSET:
-            root.setLevel(logging.INFO)
         return path
     return None
 
@@ -98,6 +107,10 @@ def environment_failure(exc: BaseException, db_path: Path | None = None) -> str 
             return f"a disk I/O error on{path or ' the disk'}: the disk may be failing or was unplugged"
         if exc.errno == errno.ENAMETOOLONG:
             return "a file name is too long"
+    if isinstance(exc, ValueError) and "null byte" in str(exc):
+        return "a file or folder name contains a NUL byte; give a real path"
+    if isinstance(exc, OverflowError):
+        return "a date or number in the input is outside what can be stored (years 1 to 9999)"
     if isinstance(exc, MemoryError):
         return "out of memory: close other programs, or import the file in smaller parts"
     if isinstance(exc, RecursionError):
@@ -130,10 +143,9 @@ def one_line(exc: BaseException, data_dir: Path | None, db_path: Path | None = N
     )
 
 
-def private_umask() -> None:
-    """Files and folders created from now on are private, even under `umask 000`."""
-    if hasattr(os, "umask"):
-        os.umask(0o077)
+def private_umask() -> int:
+    """Files and folders created from now on are private, even under `umask 000`; the old umask."""
+    return os.umask(0o077)
 
 
 def quiet_broken_pipe() -> None:

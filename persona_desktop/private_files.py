@@ -62,7 +62,7 @@ def ensure_private_dir(path: Path, what: str = "the data dir") -> Path:
         raise _explain(path, exc, what) from None
     if not path.is_dir():
         raise PersonaError(f"{what} {path} is not a folder (a file of that name is in the way)")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid() and os.getuid() != 0:
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise PersonaError(
             f"{what} {path} belongs to {_owner_name(info.st_uid)}, not to you: "
             "choose your own --data-dir (a shared folder would show your memory to its owner)"
@@ -73,8 +73,17 @@ def ensure_private_dir(path: Path, what: str = "the data dir") -> Path:
     except OSError as exc:
         raise _explain(path, exc, what) from None
     if not os.access(path, os.W_OK | os.X_OK):
+        if _read_only_fs(path):
+            raise PersonaError(f"{what} {path} is on a read-only file system: choose a writable --data-dir")
         raise PersonaError(f"{what} {path} cannot be written by you: {fix_hint(path)}")
     return path
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def ensure_private_file(path: Path, what: str = "the file") -> None:

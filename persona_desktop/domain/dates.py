@@ -57,3 +57,18 @@ def plus_seconds(now: datetime, seconds: float) -> datetime:
         return now + timedelta(seconds=seconds)
     except OverflowError:
         return LATEST
+
+
+def local_day_bounds(day: date) -> tuple[datetime, datetime]:
+    """[start, end) of a calendar day in the machine's local time, clamped at the calendar's ends."""
+
+    def local_midnight(d: date, fallback: datetime) -> datetime:
+        try:
+            return datetime(d.year, d.month, d.day).astimezone()
+        except (OverflowError, ValueError):  # year 1 east of UTC, year 9999 west of it
+            return fallback
+
+    start = local_midnight(day, EARLIEST)
+    if day == date.max:
+        return start, LATEST
+    return start, local_midnight(day + timedelta(days=1), LATEST)

@@ -8,6 +8,7 @@ migrated, a damaged file, a full disk or a read-only folder each give one line.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 DB_FILE = "persona.sqlite3"
+DAMAGED_MARK = "store-damaged"  # written when SQLite reports damage; the store then opens read-only
 # The newest migration. Checked against the migration scripts by a test, it lets a store
 # that is up to date open without importing Alembic at all (~17 MB less in the tray app).
 SCHEMA_HEAD = "0004"
@@ -93,8 +95,10 @@ def _alembic_config() -> Config:
 
 
 def create_engine(
-    db_path: Path, *, read_only: bool = False, busy_timeout_s: float = BUSY_TIMEOUT_S
+    db_path: Path, *, read_only: bool = False, busy_timeout_s: float | None = None
 ) -> sa.Engine:
+    """`busy_timeout_s`: how long a writer waits for another one's lock (default `BUSY_TIMEOUT_S`)."""
+    busy_timeout_s = BUSY_TIMEOUT_S if busy_timeout_s is None else busy_timeout_s
     url = f"sqlite:///file:{db_path}?mode=ro&uri=true" if read_only else f"sqlite:///{db_path}"
     engine = sa.create_engine(
         url,
@@ -169,6 +173,26 @@ def upgrade(engine: sa.Engine) -> None:
             raw.execute("PRAGMA foreign_keys=ON")
 
 
+def mark_damaged(db_path: Path) -> None:
+    """Remember that SQLite found damage: later opens are read-only until a check passes."""
+    with contextlib.suppress(OSError):
+        (db_path.parent / DAMAGED_MARK).write_text("SQLite reported this store damaged\n", encoding="utf-8")
+
+
+def _still_damaged(engine: sa.Engine, db_path: Path) -> bool:
+    """A full integrity check, only for a store marked damaged (it reads every page)."""
+    try:
+        with engine.connect() as conn:
+            verdict = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
+    except sa.exc.DBAPIError:
+        return True
+    if verdict == "ok":
+        with contextlib.suppress(OSError):
+            (db_path.parent / DAMAGED_MARK).unlink()
+        return False
+    return True
+
+
 def open_database(data_dir: Path) -> sa.Engine:
     """Create the data dir (0700) and database (0600) if needed, migrate, return the engine.
 
@@ -179,6 +203,12 @@ def open_database(data_dir: Path) -> sa.Engine:
     db_path = data_dir / DB_FILE
     ensure_private_file(db_path, "the store")
     engine = create_engine(db_path)
+    if (data_dir / DAMAGED_MARK).exists() and _still_damaged(engine, db_path):
+        engine.dispose()
+        fallback = _open_read_only(db_path)
+        if fallback is not None:
+            return fallback
+        engine = create_engine(db_path)
     try:
         upgrade(engine)
     except sa.exc.DBAPIError as exc:
@@ -186,7 +216,8 @@ def open_database(data_dir: Path) -> sa.Engine:
         failure = store_failure(exc, db_path)
         if failure is None:
             raise PersonaError(f"the store {db_path} cannot be opened: {exc.orig}") from None
-        if isinstance(failure, StoreCorruptError):
+        if isinstance(failure, StoreCorruptError) and "malformed" in str(failure):
+            mark_damaged(db_path)
             fallback = _open_read_only(db_path)
             if fallback is not None:
                 return fallback

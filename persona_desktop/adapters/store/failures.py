@@ -37,6 +37,13 @@ def space_needed(db_path: Path) -> int:
     return max(MIN_FREE, size // 10)
 
 
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < _MB
+    except OSError:
+        return False
+
+
 def disk_full(folder: Path, db_path: Path | None = None) -> StoreFullError:
     try:
         free = _mb(shutil.disk_usage(folder).free)
@@ -87,6 +94,8 @@ def store_failure(exc: BaseException, db_path: Path, read_only: bool = False) ->
         return StoreError(
             f"the store {db_path} cannot be opened: check that {db_path.parent} exists and is yours"
         )
+    if "disk i/o error" in text and _nearly_full(db_path.parent):
+        return disk_full(db_path.parent, db_path)  # SQLite cannot even grow its -shm file
     if "disk i/o error" in text:
         return StoreError(
             f"the store {db_path} hit a disk I/O error: the disk may be failing or was unplugged; "

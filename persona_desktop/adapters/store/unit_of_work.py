@@ -15,12 +15,13 @@ from types import TracebackType
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
-from persona_desktop.adapters.store.database import db_path_of, is_read_only
+from persona_desktop.adapters.store.database import db_path_of, is_read_only, mark_damaged
 from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
 from persona_desktop.adapters.store.runs import SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
 from persona_desktop.adapters.store.search import SqlEmbeddings, SqlSearch
 from persona_desktop.adapters.store.skills import SqlSkills
+from persona_desktop.errors import StoreCorruptError
 
 
 class SqlUnitOfWork:
@@ -39,7 +40,10 @@ class SqlUnitOfWork:
     def _translated(self, exc: BaseException) -> BaseException:
         if not isinstance(exc, sa.exc.DBAPIError | sqlite3.Error):
             return exc
-        failure = store_failure(exc, db_path_of(self._engine), is_read_only(self._engine))
+        db_path = db_path_of(self._engine)
+        failure = store_failure(exc, db_path, is_read_only(self._engine))
+        if isinstance(failure, StoreCorruptError):
+            mark_damaged(db_path)
         return exc if failure is None else failure
 
     def __enter__(self) -> SqlUnitOfWork:
