@@ -583,7 +583,7 @@ def _export_after(rt: Any) -> None:
     except PersonaError as exc:
         print(f"persona-desktop: warning: Markdown export failed: {exc}", file=sys.stderr)
         return
-    if result is not None and result.skipped:
+    if result is not None and result.needs_attention:
         print(f"persona-desktop: warning: {result.message()}", file=sys.stderr)
 
 

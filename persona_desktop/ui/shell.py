@@ -283,7 +283,7 @@ class Shell(QObject):
         )
 
     def _on_exported(self, result: ExportResult | None) -> None:
-        if result is not None and result.skipped:
+        if result is not None and result.needs_attention:
             self.notify("Markdown export", result.message())
 
     def _on_review_summary(self, summary: str) -> None:
