@@ -15,7 +15,7 @@ from datetime import datetime
 
 from persona_desktop.domain.dates import day_bounds, minus_days
 from persona_desktop.domain.documents import plan_documents
-from persona_desktop.ports import UnitOfWork
+from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
 
 PAGE = 500
 HISTORY_TOTAL = "sleep.history_total"
@@ -86,3 +86,9 @@ def record_backlog(uow: UnitOfWork, state: Backlog) -> None:
 
 def _int(text: str | None) -> int:
     return int(text) if text is not None and text.isdigit() and len(text) < 19 else 0
+
+
+def history_backlog(uow_factory: UnitOfWorkFactory, now: datetime, period_days: int) -> Backlog:
+    """The backlog for the tray's tooltip (one read transaction; partial indexes make it cheap)."""
+    with uow_factory.read() as uow:
+        return backlog(uow, now, period_days)
