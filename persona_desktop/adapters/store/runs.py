@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,6 +24,15 @@ from persona_desktop.adapters.store.tables import (
 from persona_desktop.domain.model import Revision, RunStatus, SleepRun
 from persona_desktop.domain.text_clean import clean_text, clean_value
 from persona_desktop.ports import JournalCheck
+
+_b = sa.bindparam
+# Statements the sleep cycle runs per document or per write, built once (see memory.py).
+_DOCUMENT = sa.select(extracted_documents).where(extracted_documents.c.digest == _b("digest"))
+_DOCUMENT_OK = sa.select(extracted_documents.c.ok).where(extracted_documents.c.digest == _b("digest"))
+_RENEW = leases.update().where(leases.c.name == _b("lease"), leases.c.holder == _b("me"))
+_HOLDER = sa.select(leases.c.holder).where(leases.c.name == _b("lease"))
+_KV_GET = sa.select(key_values.c.value).where(key_values.c.key == _b("k"))
+_KV_UPDATE = key_values.update().where(key_values.c.key == _b("k"))
 
 
 def _run(row: Any) -> SleepRun:
@@ -96,9 +106,7 @@ class SqlRuns:
         return [_run(r) for r in self._conn.execute(q)]
 
     def record_document(self, digest: str, run_id: int, ok: bool, at: datetime) -> int:
-        row = self._conn.execute(
-            sa.select(extracted_documents).where(extracted_documents.c.digest == digest)
-        ).first()
+        row = self._conn.execute(_DOCUMENT, {"digest": digest}).first()
         failures = (row.failures if row else 0) + (0 if ok else 1)
         if row is None:
             self._conn.execute(
@@ -115,8 +123,7 @@ class SqlRuns:
         return int(failures)
 
     def document_done(self, digest: str) -> bool:
-        q = sa.select(extracted_documents.c.ok).where(extracted_documents.c.digest == digest)
-        return bool(self._conn.execute(q).scalar())
+        return bool(self._conn.execute(_DOCUMENT_OK, {"digest": digest}).scalar())
 
 
 def holder_is_dead(holder: str) -> bool:
@@ -159,15 +166,11 @@ class SqlLeases:
         return str(row.holder)
 
     def renew(self, name: str, holder: str, now: datetime, ttl_s: float) -> bool:
-        result = self._conn.execute(
-            leases.update()
-            .where(leases.c.name == name, leases.c.holder == holder)
-            .values(expires_at=now + timedelta(seconds=ttl_s))
-        )
-        return result.rowcount == 1
+        expires = now + timedelta(seconds=ttl_s)
+        return self._conn.execute(_RENEW, {"lease": name, "me": holder, "expires_at": expires}).rowcount == 1
 
     def holder(self, name: str) -> str | None:
-        value = self._conn.execute(sa.select(leases.c.holder).where(leases.c.name == name)).scalar()
+        value = self._conn.execute(_HOLDER, {"lease": name}).scalar()
         return None if value is None else str(value)
 
     def release(self, name: str, holder: str) -> None:
@@ -179,13 +182,21 @@ class SqlKeyValues:
         self._conn = conn
 
     def get(self, key: str) -> str | None:
-        value = self._conn.execute(sa.select(key_values.c.value).where(key_values.c.key == key)).scalar()
+        value = self._conn.execute(_KV_GET, {"k": key}).scalar()
         return None if value is None else str(value)
 
     def set(self, key: str, value: str) -> None:
-        updated = self._conn.execute(key_values.update().where(key_values.c.key == key).values(value=value))
+        updated = self._conn.execute(_KV_UPDATE, {"k": key, "value": value})
         if updated.rowcount == 0:
             self._conn.execute(key_values.insert().values(key=key, value=value))
+
+
+_LAST_ENTRY = "SELECT id, hash FROM revisions ORDER BY id DESC LIMIT 1"
+_SEQUENCE = "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'revisions'"
+_INSERT_ENTRY = (
+    "INSERT INTO revisions (id, at, actor, action, entity, entity_id, run_id, data, hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class SqlJournal:
@@ -205,34 +216,20 @@ class SqlJournal:
         run_id: int | None = None,
         data: dict[str, Any] | None = None,
     ) -> int:
-        last = self._conn.execute(
-            sa.select(revisions.c.id, revisions.c.hash).order_by(revisions.c.id.desc()).limit(1)
-        ).first()
-        seq = self._conn.exec_driver_sql(
-            "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'revisions'"
-        ).scalar_one()
-        new_id = max(int(seq), last.id if last else 0) + 1
+        # Straight to sqlite3, inside this unit of work's transaction: the journal is
+        # appended to several times per candidate, and a Core insert costs ~10x more.
+        raw = self._conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        last = raw.execute(_LAST_ENTRY).fetchone()
+        seq = raw.execute(_SEQUENCE).fetchone()[0]
+        new_id = max(int(seq), last[0] if last else 0) + 1
         at_text = utc_text(at)
         # The exact text stored is the text hashed: serialized once, here.
         data_text = clean_text(json.dumps(clean_value(data or {}), ensure_ascii=False, default=str))
         actor, action, entity = clean_text(actor), clean_text(action), clean_text(entity)
-        digest = entry_hash(
-            last.hash if last else GENESIS,
-            (new_id, at_text, actor, action, entity, entity_id, run_id, data_text),
-        )
-        self._conn.execute(
-            revisions.insert().values(
-                id=new_id,
-                at=sa.type_coerce(at_text, sa.String),
-                actor=actor,
-                action=action,
-                entity=entity,
-                entity_id=entity_id,
-                run_id=run_id,
-                data=sa.type_coerce(data_text, sa.String),
-                hash=digest,
-            )
-        )
+        fields = (new_id, at_text, actor, action, entity, entity_id, run_id, data_text)
+        digest = entry_hash(last[1] if last else GENESIS, fields)
+        raw.execute(_INSERT_ENTRY, (*fields, digest))
         return new_id
 
     def all(self, limit: int | None = None, actions: Sequence[str] | None = None) -> list[Revision]:
@@ -273,11 +270,7 @@ class SqlJournal:
                 return JournalCheck(
                     False, 0, None, f"the trigger {name} that keeps the journal append-only was changed"
                 )
-        seq = int(
-            self._conn.exec_driver_sql(
-                "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'revisions'"
-            ).scalar_one()
-        )
+        seq = int(self._conn.exec_driver_sql(_SEQUENCE).scalar_one())
         rows = self._conn.exec_driver_sql(
             "SELECT id, CAST(at AS BLOB), CAST(actor AS BLOB), CAST(action AS BLOB), CAST(entity AS BLOB), "
             "entity_id, run_id, CAST(data AS BLOB), hash FROM revisions ORDER BY id"
