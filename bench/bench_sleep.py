@@ -11,13 +11,16 @@ new work, not on the store's size (issue 11: under 1 s at a million).
 Then, on the big store: the same run with every fragment unread (a fresh import of the
 whole store: a run still reads one budget, newest first), and `journal verify`.
 
-    .venv/bin/python bench/bench_sleep.py [--fragments 1000000] [--candidates 50000] [--new 1440]
+    .venv/bin/python bench/bench_sleep.py [--fragments 1000000] [--candidates 50000] [--new 1440] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -134,9 +137,12 @@ def populate(rt: Runtime, n_fragments: int, n_candidates: int) -> None:
 
 
 def set_unread(rt: Runtime, newest: int | None) -> None:
-    """Everything read by earlier runs except the newest `newest` fragments (None: nothing read)."""
+    """Everything read by earlier runs except the newest `newest` fragments (None: nothing read,
+    nothing extracted: as if the whole store had just been imported)."""
     with rt.engine.begin() as conn:
         conn.exec_driver_sql("UPDATE fragments SET read_run_id = NULL")
+        if newest is None:
+            conn.exec_driver_sql("DELETE FROM extracted_documents")
         if newest is not None:
             conn.exec_driver_sql(
                 "UPDATE fragments SET read_run_id = 0 WHERE id NOT IN "
@@ -163,6 +169,14 @@ def responder(body: dict[str, Any]) -> Any:
     return {"observation": "A week of many topics.", "themes": ["topics"]}
 
 
+def one_run_timed(rt: Runtime, server: OllamaServer) -> tuple[float, float, TimedLLM, dict[str, Any]]:
+    """Wall time, this thread's CPU time (what the cycle itself costs, whatever else the shared
+    machine runs: the model's server threads and LLM waits use none of it), the LLM, the counters."""
+    cpu0 = time.thread_time()
+    wall, llm, counters = one_run(rt, server)
+    return wall, time.thread_time() - cpu0, llm, counters
+
+
 def one_run(
     rt: Runtime, server: OllamaServer, call_delay: float = 0.0
 ) -> tuple[float, TimedLLM, dict[str, Any]]:
@@ -176,27 +190,43 @@ def one_run(
     return wall, llm, outcome.counters
 
 
-def build(tmp: str, name: str, fragments: int, candidates: int) -> Runtime:
-    rt = open_runtime(Path(tmp) / name)
-    rt.settings.set("sleep.enabled", True)
-    rt.settings.set("sleep.quiet_minutes", 0)
+def build(tmp: str, name: str, fragments: int, candidates: int) -> Path:
+    """A store built once and kept closed; each measured run starts from a fresh copy of it."""
+    pristine = Path(tmp) / name
+    rt = open_runtime(pristine)
     t0 = time.perf_counter()
     populate(rt, fragments, candidates)
+    with rt.engine.begin() as conn:
+        journal = conn.exec_driver_sql("SELECT count(*) FROM revisions").scalar_one()
+    rt.close()
     print(
         f"store {name}: {fragments:,} fragments over 7 days, {candidates:,} candidates, "
-        f"built in {time.perf_counter() - t0:.0f} s",
+        f"{journal:,} journal entries, built in {time.perf_counter() - t0:.0f} s",
         flush=True,
     )
-    return rt
+    return pristine
 
 
-def steady(rt: Runtime, server: OllamaServer, label: str, new: int) -> float:
-    set_unread(rt, new)
-    wall, llm, counters = one_run(rt, server)
-    overhead = wall - llm.seconds
+def measure(pristine: Path, server: OllamaServer, label: str, new: int | None, repeats: int) -> float:
+    """The median overhead of `repeats` runs, each on a fresh copy of the store (the machine is shared)."""
+    overheads, cpus = [], []
+    for _ in range(repeats):
+        work = pristine.with_name(pristine.name + "-run")
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(pristine, work)
+        rt = open_runtime(work)
+        rt.settings.set("sleep.enabled", True)
+        rt.settings.set("sleep.quiet_minutes", 0)
+        set_unread(rt, new)
+        wall, cpu, llm, counters = one_run_timed(rt, server)
+        rt.close()
+        overheads.append(wall - llm.seconds)
+        cpus.append(cpu)
+    overhead = statistics.median(overheads)
     print(
         f"  {label}: {counters['documents']} documents ({counters['fragments_read']} fragments) read, "
-        f"{llm.calls} LLM calls, wall {wall:.3f} s, in LLM {llm.seconds:.3f} s -> cycle overhead {overhead:.3f} s",
+        f"{llm.calls} LLM calls, in LLM {llm.seconds:.3f} s -> cycle overhead {overhead:.3f} s "
+        f"(median of {', '.join(f'{o:.3f}' for o in overheads)}); cycle CPU {statistics.median(cpus):.3f} s",
         flush=True,
     )
     return overhead
@@ -209,16 +239,23 @@ def main() -> None:
     ap.add_argument(
         "--new", type=int, default=1440, help="unread fragments in the steady state (the new work)"
     )
-    ap.add_argument("--slow-calls", action="store_true", help="also run with 1 s per LLM call (~25 s)")
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     candidates = min(args.candidates, SMALL)
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory() as tmp, OllamaServer() as server:
         small = build(tmp, "small", SMALL, candidates)
-        small_overhead = steady(small, server, f"{SMALL:,} fragments, {args.new:,} new", args.new)
-        small.close()
+        small_overhead = measure(
+            small, server, f"{SMALL:,} fragments, {args.new:,} new", args.new, args.repeats
+        )
+        shutil.rmtree(small)
         big = build(tmp, "big", args.fragments, args.candidates)
-        big_overhead = steady(big, server, f"{args.fragments:,} fragments, {args.new:,} new", args.new)
-        backlog_overhead = steady(big, server, f"{args.fragments:,} fragments, all unread", None)
+        big_overhead = measure(
+            big, server, f"{args.fragments:,} fragments, {args.new:,} new", args.new, args.repeats
+        )
+        backlog_overhead = measure(
+            big, server, f"{args.fragments:,} fragments, all unread", None, args.repeats
+        )
         print(
             f"cycle overhead: {small_overhead:.3f} s at {SMALL:,} fragments, {big_overhead:.3f} s at "
             f"{args.fragments:,} (ratio {big_overhead / small_overhead:.2f}; target < 1 s), "
@@ -228,16 +265,13 @@ def main() -> None:
         print(
             f"overhead share with 1 s per LLM call (computed, 25 calls): {share * 100:.2f} %  (target < 5 %)"
         )
-        if args.slow_calls:
-            set_unread(big, args.new)
-            wall, llm, _ = one_run(big, server, 1.0)
-            print(
-                f"run with 1 s per call (measured): {llm.calls} calls, wall {wall:.2f} s, overhead {wall - llm.seconds:.3f} s"
-            )
+        rt = open_runtime(big)
         t0 = time.perf_counter()
-        check = verify_journal(big.uow)
+        check = verify_journal(rt.uow)
         verify_s = time.perf_counter() - t0
+        rt.close()
         print(f"journal verify: {check.entries:,} entries in {verify_s:.2f} s ({check.message})")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
         print(
             json.dumps(
                 {
@@ -249,7 +283,6 @@ def main() -> None:
                 }
             )
         )
-        big.close()
 
 
 if __name__ == "__main__":
