@@ -271,7 +271,9 @@ class SqlJournal:
                     False, 0, None, f"the trigger {name} that keeps the journal append-only was changed"
                 )
         seq = int(self._conn.exec_driver_sql(_SEQUENCE).scalar_one())
-        rows = self._conn.exec_driver_sql(
+        raw = self._conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        rows = raw.execute(  # sqlite3's own cursor: a journal can hold millions of entries
             "SELECT id, CAST(at AS BLOB), CAST(actor AS BLOB), CAST(action AS BLOB), CAST(entity AS BLOB), "
             "entity_id, run_id, CAST(data AS BLOB), hash FROM revisions ORDER BY id"
         )
