@@ -174,3 +174,23 @@ def test_a_bad_journal_limit_is_a_usage_error(cli: Cli, limit: str) -> None:
     result = cli.process("journal", "--limit", limit)
     assert result.code == 2
     assert "Traceback" not in result.err and result.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/Los_Angeles"])
+def test_calendar_edges_shown_in_local_time_never_overflow(
+    monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    """The review window and the memory browser show capture times in local time."""
+    import time
+
+    from persona_desktop.domain.dates import as_local
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        for edge in (datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, tzinfo=UTC)):
+            shown = as_local(edge)
+            assert shown.tzinfo is not None and shown.year in (1, 9999)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

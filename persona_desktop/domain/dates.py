@@ -72,3 +72,11 @@ def local_day_bounds(day: date) -> tuple[datetime, datetime]:
     if day == date.max:
         return start, LATEST
     return start, local_midnight(day + timedelta(days=1), LATEST)
+
+
+def as_local(value: datetime) -> datetime:
+    """The same instant in the machine's time zone, or in UTC where that would leave the calendar."""
+    try:
+        return value.astimezone()
+    except (OverflowError, ValueError):
+        return as_utc(value)
