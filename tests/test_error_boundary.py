@@ -36,8 +36,8 @@ def fifo(tmp_path: Path) -> Path:
 HOSTILE = [
     (("forget", "day", "9999-12-31"), "forgot"),  # OverflowError before
     (("forget", "day", "0001-01-01", "--kind", "chat"), "forgot"),  # ValueError (year 0) before
-    (("ingest", "screen", "/dev/zero"), "not a regular file"),  # read until memory ran out
-    (("ingest", "audio", "/dev/zero"), "not a regular file"),
+    (("ingest", "screen", "/dev/zero"), "is a character device, not a file"),  # read until memory ran out
+    (("ingest", "audio", "/dev/zero"), "is a character device, not a file"),
     (("ingest", "screen", "\0"), "not a usable file name"),
     (("ingest", "audio", "a\0b"), "not a usable file name"),
     (("ingest", "audio", "x.wav", "--recorded-at", "9999-12-31T23:59:59-05:00"), "between years 1 and 9999"),
@@ -61,7 +61,7 @@ def test_hostile_arguments_give_one_clear_line(cli: Cli, args: tuple[str, ...], 
 def test_a_fifo_is_refused_instead_of_hanging(cli: Cli, fifo: Path, what: str) -> None:
     result = cli("ingest", what, str(fifo))
     assert result.code == 1
-    assert "not a regular file (a device, pipe or socket)" in _one_clear_line(result.err)
+    assert "is a named pipe (FIFO), not a file" in _one_clear_line(result.err)
 
 
 def test_a_bug_is_one_line_and_its_traceback_goes_to_a_private_log(

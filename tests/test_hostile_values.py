@@ -15,19 +15,12 @@ import pytest
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer
-from tests.sleep_support import Claim, ScriptedModel
+from tests.sleep_support import Claim, ScriptedModel, enable_cycle
 
 
 @pytest.fixture
 def ready(cli: Cli, ollama_server: OllamaServer) -> Cli:
-    for key, value in [
-        ("sleep.enabled", "true"),
-        ("ollama.host", ollama_server.url),
-        ("ollama.retry_backoff_seconds", "0"),
-        ("ollama.timeout_seconds", "5"),
-    ]:
-        assert cli("config", "set", key, value).code == 0
-    return cli
+    return enable_cycle(cli, ollama_server, timeout_s="5")
 
 
 def _store_raw(cli: Cli, texts_and_times: list[tuple[str, datetime]]) -> None:
@@ -124,13 +117,17 @@ def test_capture_times_at_the_calendar_edges_never_crash_the_cycle(
     assert ready("journal", "verify").code == 0
 
 
-def test_a_message_dated_2999_is_clamped_at_import_with_a_warning(ready: Cli, tmp_path: Path) -> None:
+def test_a_message_dated_in_the_future_is_clamped_at_import_with_a_warning(
+    ready: Cli, tmp_path: Path
+) -> None:
+    """The importers refuse years past 2100; a phone with its clock set to 2099 still gets through."""
     future = json.loads(chat_line("7", "Hello from the future"))
-    future["date"] = "2999-01-01T00:00:00+00:00"
+    future["date"] = "2099-01-01T00:00:00+00:00"
     result = ready("ingest", "chat", str(write_jsonl(tmp_path / "f.jsonl", [json.dumps(future)])))
     assert result.code == 0
     assert (
-        "chat:saved:7: dated 2999-01-01T00:00:00+00:00, in the future; stored as imported now" in result.err
+        "line 1: chat:saved:7: dated 2099-01-01T00:00:00+00:00, in the future; stored as imported now"
+        in result.err
     )
     [frag] = ready("fragments", "--json").json()
     assert datetime.fromisoformat(frag["captured_at"]) <= datetime.now(UTC)

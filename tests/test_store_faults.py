@@ -25,32 +25,10 @@ from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.adapters.store.tables import utc_text
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer, reply, schema_keys
-from tests.sleep_support import Claim, ScriptedModel
-from tests.test_sleep_faults import _check_consistent, _start_run, _wait_for
+from tests.sleep_support import ScriptedModel, enable_cycle
+from tests.test_sleep_faults import _check_consistent, _start_run, _three_documents, _wait_for
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _configure(cli: Cli, server: OllamaServer) -> Cli:
-    for key, value in [
-        ("sleep.enabled", "true"),
-        ("ollama.host", server.url),
-        ("ollama.retry_backoff_seconds", "0"),
-        ("ollama.timeout_seconds", "30"),
-    ]:
-        assert cli("config", "set", key, value).code == 0
-    return cli
-
-
-def _three_chats(cli: Cli, tmp_path: Path, model: ScriptedModel) -> None:
-    lines = []
-    for i in range(1, 4):
-        text = f"I have been doing hobby number {i} for years."
-        model.claims[text] = Claim(f"The owner does hobby number {i}")
-        lines.append(
-            chat_line(str(i), text, chat=f"c{i}", chat_type="personal", ago=timedelta(days=i, hours=2))
-        )
-    assert cli("ingest", "chat", str(write_jsonl(tmp_path / "c.jsonl", lines))).code == 0
 
 
 def _sql(cli: Cli, sql: str, *args: Any) -> Any:
@@ -72,9 +50,9 @@ def _one_line(err: str) -> None:
 def test_a_runner_that_lost_its_lease_stops_before_its_next_write(
     cli: Cli, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:
-    ready = _configure(cli, ollama_server)
+    ready = enable_cycle(cli, ollama_server)
     model = ScriptedModel()
-    _three_chats(ready, tmp_path, model)
+    _three_documents(ready, tmp_path, model)
     release = threading.Event()
     held: list[dict[str, Any]] = []
 
@@ -154,9 +132,9 @@ def test_disk_full_mid_run_says_so_loses_nothing_and_the_next_run_finishes(
     tmp_path: Path, ollama_server: OllamaServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with _tmpfs(tmp_path / "disk", "3m") as disk:
-        cli = _configure(Cli(disk / "data", capsys), ollama_server)
+        cli = enable_cycle(Cli(disk / "data", capsys), ollama_server)
         model = ScriptedModel()
-        _three_chats(cli, tmp_path, model)
+        _three_documents(cli, tmp_path, model)
         release = threading.Event()
         calls: list[int] = []
 
