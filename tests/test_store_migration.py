@@ -141,3 +141,38 @@ def test_times_at_the_calendar_edges_are_stored_in_order(data_dir: Path, when: s
     assert len(text) == 32 and text[4] == "-"
     assert parse_utc_text(text).tzinfo is not None
     assert parse_utc_text("1-01-01T00:00:00.000000+00:00").year == 1  # written by the old format
+
+
+def test_the_rebuild_keeps_the_search_index_and_its_triggers(
+    cli: Cli, data_dir: Path, tmp_path: Path
+) -> None:
+    _store_at_0002(data_dir)
+    open_database(data_dir).dispose()
+    raw = sqlite3.connect(data_dir / DB_FILE)
+    triggers = {
+        r[0]
+        for r in raw.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'fragments'"
+        )
+    }
+    raw.close()
+    assert {"fragments_fts_insert", "fragments_fts_delete", "fragments_fts_update"} <= triggers
+    found = {r["ref"] for r in cli("search", "message", "--json").json()}
+    assert {"chat:a:1", "chat:a:5"} <= found
+    new = write_jsonl(tmp_path / "n.jsonl", [chat_line("9", "a fresh message about lighthouses")])
+    assert cli("ingest", "chat", str(new)).code == 0
+    assert [r["ref"] for r in cli("search", "lighthouses", "--json").json()] == ["chat:saved:9"]
+
+
+def test_down_to_0003_and_up_again_keeps_everything(cli: Cli, data_dir: Path) -> None:
+    from persona_desktop.adapters.store.database import downgrade, upgrade
+
+    _store_at_0002(data_dir)
+    engine = open_database(data_dir)
+    downgrade(engine, "0003")
+    cursor = sqlite3.connect(data_dir / DB_FILE).execute("SELECT value FROM cursors").fetchone()[0]
+    assert cursor == "2"  # just below the first unread fragment (3)
+    upgrade(engine)
+    engine.dispose()
+    assert cli("journal", "verify").code == 0
+    assert len(cli("fragments", "--json").json()) == 5

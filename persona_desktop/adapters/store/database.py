@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +32,6 @@ DAMAGED_MARK = "store-damaged"  # written when SQLite reports damage; the store 
 SCHEMA_HEAD = "0004"
 BUSY_TIMEOUT_S = 15.0
 _MIGRATIONS = Path(__file__).with_name("migrations")
-
-__all__ = ["DB_FILE", "SCHEMA_HEAD", "create_engine", "ensure_private_dir", "open_database", "upgrade"]
 
 
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -161,6 +159,12 @@ def upgrade(engine: sa.Engine) -> None:
                 f"Desktop (store schema {current}; this version knows up to {SCHEMA_HEAD}): update "
                 "Persona Desktop, or choose another --data-dir"
             )
+    _migrate(engine, lambda cfg: command.upgrade(cfg, "head"))
+
+
+def _migrate(engine: sa.Engine, step: Callable[[Config], None]) -> None:
+    """Run alembic on one connection with foreign keys off (set before its transaction)."""
+    cfg = _alembic_config()
     with engine.connect() as conn:
         raw = conn.connection.driver_connection
         assert isinstance(raw, sqlite3.Connection)
@@ -168,9 +172,16 @@ def upgrade(engine: sa.Engine) -> None:
         try:
             with conn.begin():
                 cfg.attributes["connection"] = conn
-                command.upgrade(cfg, "head")
+                step(cfg)
         finally:
             raw.execute("PRAGMA foreign_keys=ON")
+
+
+def downgrade(engine: sa.Engine, revision: str) -> None:
+    """Take the schema back to `revision` (development and tests), under the same rules as upgrade."""
+    from alembic import command
+
+    _migrate(engine, lambda cfg: command.downgrade(cfg, revision))
 
 
 def mark_damaged(db_path: Path) -> None:

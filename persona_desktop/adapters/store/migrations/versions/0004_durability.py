@@ -188,5 +188,51 @@ def upgrade() -> None:
     )
 
 
+def _plain(create: str, name: str) -> str:
+    """The CREATE TABLE of 0001 for `name`: the rebuilt one without AUTOINCREMENT."""
+    return create.replace(f"CREATE TABLE {name}_new", f"CREATE TABLE {name}_old").replace(
+        "PRIMARY KEY (id AUTOINCREMENT)", "PRIMARY KEY (id)"
+    )
+
+
 def downgrade() -> None:
-    raise NotImplementedError("the journal's hash chain cannot be removed: restore a backup instead")
+    """Back to 0003 (for development): the chain, the read marks and AUTOINCREMENT go.
+
+    The sleep cursor comes back just below the first unread fragment.
+    """
+    bind = op.get_bind()
+    first_unread = bind.exec_driver_sql("SELECT min(id) FROM fragments WHERE read_run_id IS NULL").scalar()
+    last = bind.exec_driver_sql("SELECT coalesce(max(id), 0) FROM fragments").scalar()
+    cursor = int(first_unread) - 1 if first_unread is not None else int(last or 0)
+
+    op.execute(_plain(_REVISIONS, "revisions").replace("    hash VARCHAR(64) NOT NULL,\n", ""))
+    op.execute(
+        "INSERT INTO revisions_old (id, at, actor, action, entity, entity_id, run_id, data) "
+        "SELECT id, at, actor, action, entity, entity_id, run_id, data FROM revisions"
+    )
+    _swap("revisions_old", "revisions", keep_triggers=False)
+    op.execute("CREATE INDEX ix_revisions_action ON revisions (action)")
+    for name in ("revisions_no_update", "revisions_no_delete"):
+        op.execute(TRIGGERS[name])
+
+    op.execute("DROP INDEX IF EXISTS ix_fragments_unread")
+    op.execute("DROP INDEX IF EXISTS ix_fragments_unread_group")
+    op.execute(_plain(_FRAGMENTS, "fragments").replace("    read_run_id INTEGER,\n", ""))
+    op.execute(
+        "INSERT INTO fragments_old (id, ref, source_id, kind, author, trust, text, captured_at, locator, "
+        "session, seq, inserted_at) SELECT id, ref, source_id, kind, author, trust, text, captured_at, "
+        "locator, session, seq, inserted_at FROM fragments"
+    )
+    _swap("fragments_old", "fragments")
+    for sql in _FRAGMENT_INDEXES[:3]:
+        op.execute(sql)
+
+    op.execute(_plain(_SOURCES, "sources"))
+    op.execute('INSERT INTO sources_old SELECT id, "key", kind, label, meta, created_at FROM sources')
+    _swap("sources_old", "sources")
+
+    op.execute(
+        "CREATE TABLE cursors (name VARCHAR NOT NULL, value VARCHAR NOT NULL, "
+        "CONSTRAINT pk_cursors PRIMARY KEY (name))"
+    )
+    bind.exec_driver_sql("INSERT INTO cursors (name, value) VALUES ('sleep', ?)", (str(cursor),))
