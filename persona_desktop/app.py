@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QLockFile,
     QMessageLogContext,
     QObject,
+    Qt,
     QTimer,
     QtMsgType,
     Signal,
@@ -29,6 +30,8 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
 from persona_desktop.config import Settings
+from persona_desktop.crash_hook import CrashHook
+from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
 from persona_desktop.ui.capture_control import CaptureController
@@ -256,6 +259,38 @@ def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
     return shell
 
 
+class CrashDialog(QObject):
+    """The Qt end of the crash hook: the owner's one line in a dialog, one dialog at a time.
+
+    `report` may be emitted from any thread; Qt queues it to the GUI thread.
+    """
+
+    report = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: list[str] = []
+        self.box: QMessageBox | None = None
+        self.report.connect(self._on_report)
+
+    def _on_report(self, text: str) -> None:
+        self.shown.append(text)
+        if self.box is not None and self.box.isVisible():
+            self.box.setInformativeText(f"{len(self.shown) - 1} more error(s) since; all are in the log.")
+            return
+        box = QMessageBox(QMessageBox.Icon.Critical, "Persona Desktop", f"Something went wrong: {text}")
+        box.setInformativeText("Persona Desktop keeps running.")
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(lambda _result: setattr(self, "box", None))
+        box.open()
+        self.box = box
+
+
+def install_crash_hook(data_dir: Path | None) -> tuple[CrashHook, CrashDialog]:
+    dialog = CrashDialog()
+    return CrashHook(data_dir, dialog.report.emit).install(), dialog
+
+
 def _application(argv: list[str]) -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication):
@@ -298,6 +333,8 @@ def _instance_lock(data_dir: Path, name: str) -> QLockFile | None:
 
 def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     app = _application(["persona-desktop", *qt_args])
+    hook, _dialog = install_crash_hook(data_dir or default_data_dir())
+    open_log(data_dir or default_data_dir())  # `log.exception` of workers goes there, not to stderr
     try:
         rt = open_runtime(data_dir)
     except PersonaError as exc:
@@ -335,6 +372,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     if tray is not None:
         tray.hide()
     rt.close()
+    hook.uninstall()
     if not clean:
         # A cycle still blocked in an LLM call: every step commits on its own, so the store
         # is consistent; exit now rather than let Qt abort on a running QThread.

@@ -14,10 +14,11 @@ from pathlib import Path
 import platformdirs
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.database import ensure_private_dir, open_database
+from persona_desktop.adapters.store.database import is_read_only, open_database
 from persona_desktop.adapters.store.unit_of_work import SqlUnitOfWorkFactory, utc_now
 from persona_desktop.config import SETTINGS_FILE, Settings
 from persona_desktop.ports import LLM, Embedder
+from persona_desktop.private_files import ensure_private_dir
 
 APP_NAME = "persona-desktop"
 
@@ -70,6 +71,11 @@ class Runtime:
 
     def close(self) -> None:
         self.engine.dispose()
+
+    @property
+    def read_only(self) -> bool:
+        """The store is damaged and was opened read-only: reading works, changes are refused."""
+        return is_read_only(self.engine)
 
 
 def load_settings(data_dir: Path | None) -> Settings:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -26,16 +27,27 @@ def _emit_json(value: Any) -> None:
 
 
 def _data_dir(args: argparse.Namespace) -> Path | None:
-    if args.data_dir:
-        return Path(args.data_dir).expanduser()
-    env = os.environ.get("PERSONA_DATA_DIR")
-    return Path(env).expanduser() if env else None
+    if args.data_dir is not None and not args.data_dir.strip():
+        raise PersonaError("--data-dir is empty; give a folder path")
+    given = args.data_dir or os.environ.get("PERSONA_DATA_DIR")
+    if not given:
+        return None
+    if "\0" in given:
+        raise PersonaError("--data-dir contains a NUL byte; give a folder path")
+    return Path(given).expanduser()
 
 
 def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from persona_desktop.bootstrap import open_runtime
 
-    return open_runtime(_data_dir(args))
+    rt = open_runtime(_data_dir(args))
+    if rt.read_only:
+        print(
+            f"persona-desktop: warning: the store in {rt.data_dir} is damaged and was opened read-only: "
+            "reading works, changes are refused",
+            file=sys.stderr,
+        )
+    return rt
 
 
 # --- ingest -----------------------------------------------------------------------------
@@ -95,6 +107,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
                 "skipped_total": report.skipped_total,
                 "unreadable": unreadable,
+                "warnings": report.warnings,
                 "sources": [
                     {
                         "id": s.source_id,
@@ -116,6 +129,8 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
         reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
         line += f"; skipped {report.skipped_total}: {reasons}"
     print(line)
+    for warning in report.warnings:  # messages dated in the future, stored at the import time
+        print(f"persona-desktop: warning: {warning}", file=sys.stderr)
     for item in unreadable:
         print(f"persona-desktop: skipped as unreadable: {item['place']}: {item['why']}", file=sys.stderr)
     if report.skipped.get(SkipReason.UNREADABLE, 0) > len(unreadable):
@@ -135,8 +150,10 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
 
     try:
         recorded_at = parse_iso(args.recorded_at) if args.recorded_at else None
-    except ValueError:
-        raise PersonaError(f"--recorded-at {args.recorded_at!r} is not an ISO 8601 time") from None
+    except (ValueError, OverflowError):
+        raise PersonaError(
+            f"--recorded-at {args.recorded_at!r} is not an ISO 8601 time between years 1 and 9999"
+        ) from None
     rt = _runtime(args)
     transcriber = transcriber_from_settings(rt.settings, idle_unload_s=0)
     keep = bool(rt.settings.get("capture.keep_audio"))
@@ -505,9 +522,22 @@ def print_provenance(prov: Any) -> None:
         print(f"  {d['at']} {d['actor']}: {d['action']}")
 
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+
 def _int_id(value: str | None, what: str) -> int:
-    if value is None or not value.isdigit():
-        raise PersonaError(f"expected a {what} id (a number), got {value!r}")
+    """A row id as the owner typed it: ASCII digits only ("²" and "٣" are digits to str.isdigit)."""
+    text = (value or "").strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 19 or int(text) > MAX_ID:
+        raise PersonaError(f"expected a {what} id (a whole number like 12), got {value!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    """argparse type for --limit: a whole number from 0 to a billion."""
+    value = text.strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) > 1_000_000_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 1000000000, got {text!r}")
     return int(value)
 
 
@@ -553,7 +583,7 @@ def _export_after(rt: Any) -> None:
     except PersonaError as exc:
         print(f"persona-desktop: warning: Markdown export failed: {exc}", file=sys.stderr)
         return
-    if result is not None and result.skipped:
+    if result is not None and result.needs_attention:
         print(f"persona-desktop: warning: {result.message()}", file=sys.stderr)
 
 
@@ -781,9 +811,31 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_journal_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when the journal is intact; 1 naming the first entry rewritten, lost or slipped in."""
+    from persona_desktop.services.journal_integrity import verify_journal
+
+    rt = _runtime(args)
+    try:
+        check = verify_journal(rt.uow)
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json(
+            {"ok": check.ok, "entries": check.entries, "first_bad": check.first_bad, "message": check.message}
+        )
+    elif check.ok:
+        print(check.message)
+    else:
+        print(f"persona-desktop: error: {check.message}", file=sys.stderr)
+    return 0 if check.ok else 1
+
+
 def cmd_journal(args: argparse.Namespace) -> int:
     from persona_desktop.services import queries
 
+    if args.action == "verify":
+        return cmd_journal_verify(args)
     rt = _runtime(args)
     try:
         entries = queries.journal(rt.uow, args.limit)
@@ -980,8 +1032,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     forget.set_defaults(handler=cmd_forget)
 
-    jour = sub.add_parser("journal", help="the append-only revision journal")
-    jour.add_argument("--limit", type=int)
+    jour = sub.add_parser("journal", help="the append-only revision journal; `journal verify` checks it")
+    jour.add_argument("action", nargs="?", choices=["verify"])
+    jour.add_argument("--limit", type=_count)
     jour.add_argument("--json", action="store_true")
     jour.set_defaults(handler=cmd_journal)
 
@@ -994,6 +1047,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI's error boundary: every failure is one line on stderr, a bug's traceback goes to the log."""
+    from persona_desktop.error_boundary import private_umask
+
+    previous_umask = private_umask()
+    try:
+        return _main(argv)
+    finally:
+        os.umask(previous_umask)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from persona_desktop.error_boundary import one_line, quiet_broken_pipe
+
+    _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
@@ -1002,11 +1069,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             return start_app(args)
         return handler(args)
     except PersonaError as exc:
-        print(f"persona-desktop: error: {exc}", file=sys.stderr)
+        print(f"persona-desktop: error: {one_line(exc, None)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("persona-desktop: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return 0
+    except Exception as exc:  # the boundary: whatever it is, the owner reads one line
+        data_dir = _data_dir_or_none(args)
+        db = data_dir / "persona.sqlite3" if data_dir is not None else None
+        print(f"persona-desktop: error: {one_line(exc, data_dir, db)}", file=sys.stderr)
+        return 1
+
+
+def _data_dir_or_none(args: argparse.Namespace) -> Path | None:
+    try:
+        from persona_desktop.bootstrap import default_data_dir
+
+        return _data_dir(args) or default_data_dir()
+    except Exception:  # the boundary must not fail on a bad --data-dir or environment
+        return None
+
+
+def _tolerant_output() -> None:
+    """Text that cannot be encoded (a lone surrogate in an old store) is escaped, never a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
 def start_app(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ message naming the key and what is allowed, and never writes a half-valid file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Any
 
 from persona_desktop.domain.scoring import DEFAULT_WEIGHTS, SIGNALS, normalize_weights
 from persona_desktop.errors import ConfigError
+from persona_desktop.private_files import ensure_private_dir
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 SETTINGS_FILE = "settings.json"
@@ -491,7 +493,7 @@ class Settings:
     def save(self) -> None:
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.path.parent, "the settings folder")  # 0700 even on a new data dir
         existing: dict[str, Any] = {}
         if self.path.exists():
             try:
@@ -501,11 +503,16 @@ class Settings:
                 existing = {}
         data = existing | self._values
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".settings-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2, sort_keys=True)
+                fh.write("\n")
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # a full disk leaves no half-written temp file behind
+            raise
 
     def as_dict(self) -> dict[str, Any]:
         return {key: self.get(key) for key in SETTINGS}

@@ -38,3 +38,30 @@ class CaptureUnavailableError(PersonaError):
 
 class CapturePermissionError(CaptureUnavailableError):
     """The desktop refused a screenshot (the portal's answer 2, or its prompt was cancelled)."""
+
+
+class StoreError(PersonaError):
+    """The store cannot do what was asked: disk full, locked, damaged, read-only, too new."""
+
+
+class StoreFullError(StoreError):
+    """The disk holding the store is full; nothing stored was lost."""
+
+
+class StoreCorruptError(StoreError):
+    """The store's file is damaged."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the store's lock for too long."""
+
+
+class LeaseLostError(PersonaError):
+    """A sleep cycle's lease was taken over by another runner: this one must stop writing."""
+
+    def __init__(self, holder: str | None) -> None:
+        self.holder = holder
+        super().__init__(
+            f"another runner ({holder or 'unknown'}) took over this sleep cycle's lease; "
+            "this one stopped before its next write"
+        )

@@ -91,12 +91,34 @@ class FragmentRepository(Protocol):
 
     def by_refs(self, refs: Sequence[str]) -> dict[str, Fragment]: ...
     def by_ids(self, ids: Sequence[int]) -> list[Fragment]: ...
-    def after(self, cursor: int, since: datetime) -> Iterator[Fragment]: ...
-    def heads_after(self, cursor: int, since: datetime) -> list[FragmentHead]: ...
-    def max_id(self) -> int: ...
+    def unread_page(self, before: tuple[datetime, int] | None, limit: int) -> list[FragmentHead]:
+        """Fragments no sleep run has read yet, newest first, strictly before `before` (captured_at, id)."""
+        ...
+
+    def unread_in_group(
+        self, source_id: int, session: str, start: datetime, end: datetime | None
+    ) -> list[FragmentHead]:
+        """The unread fragments of one source session captured in [start, end)."""
+        ...
+
+    def max_id(self) -> int:
+        """The largest fragment id (ids only grow: AUTOINCREMENT never hands one out twice)."""
+        ...
+
+    def mark_read(self, ids: Sequence[int], run_id: int) -> int:
+        """Record that run `run_id` read these fragments; return how many were unread."""
+        ...
+
+    def unread_counts(self, older_than: datetime) -> tuple[int, int]:
+        """(unread captured at or after `older_than`, unread captured before it)."""
+        ...
+
     def all(self, kind: Kind | None = None, limit: int | None = None) -> list[Fragment]: ...
     def around(self, fragment: Fragment, before: int, after: int) -> list[Fragment]: ...
-    def last_owner_chat_at(self) -> datetime | None: ...
+    def last_owner_chat_at(self, until: datetime | None = None) -> datetime | None:
+        """The newest owner chat message's time, ignoring any after `until`."""
+        ...
+
     def of_source(self, source_id: int) -> list[Fragment]: ...
     def delete_source(self, source_id: int) -> int:
         """Delete a source, its fragments and the evidence rows citing them; return fragments deleted."""
@@ -235,13 +257,12 @@ class LeaseRepository(Protocol):
         """
         ...
 
-    def renew(self, name: str, holder: str, now: datetime, ttl_s: float) -> bool: ...
+    def renew(self, name: str, holder: str, now: datetime, ttl_s: float) -> bool:
+        """Extend the lease if `holder` still has it; False when another runner took it."""
+        ...
+
+    def holder(self, name: str) -> str | None: ...
     def release(self, name: str, holder: str) -> None: ...
-
-
-class CursorRepository(Protocol):
-    def get(self, name: str) -> int: ...
-    def set(self, name: str, value: int) -> None: ...
 
 
 class KeyValueRepository(Protocol):
@@ -264,6 +285,19 @@ class Journal(Protocol):
 
     def all(self, limit: int | None = None, actions: Sequence[str] | None = None) -> list[Revision]: ...
     def get(self, revision_id: int) -> Revision | None: ...
+    def verify(self) -> JournalCheck:
+        """Check the hash chain and the append-only triggers, entry by entry."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class JournalCheck:
+    """What `journal verify` found: `first_bad` is the first entry rewritten, lost or slipped in."""
+
+    ok: bool
+    entries: int
+    first_bad: int | None
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +402,6 @@ class UnitOfWork(Protocol):
     observations: ObservationRepository
     runs: RunRepository
     leases: LeaseRepository
-    cursors: CursorRepository
     kv: KeyValueRepository
     journal: Journal
     skills: SkillRepository

@@ -12,6 +12,8 @@ queued `Behaviour` for that path; with an empty queue it falls back to `default`
     server.reply("", tool_calls=[("search", {"q": "x"})])
     server.reply("Hello there", chunks=["Hel", "lo ", "there"])   # for stream: true
     server.fail(500, "boom"); server.missing_model(); server.drop(); server.hang(30)
+    server.push(reply({...}, drip=0.2))         # the whole response a byte at a time (slow drip)
+    server.push(raw(b"\xff\xfe not utf-8"))      # a 200 whose body is exactly these bytes
     server.default = lambda body: reply(...)    # or a Behaviour; str/dict also work
     server.chat_bodies()[-1]["format"]          # what the client sent
 """
@@ -52,6 +54,8 @@ class Behaviour:
     status: int = 200
     message: str = ""
     delay: float = 0.0
+    drip: float = 0.0  # seconds between two bytes of the response, status line included
+    body: bytes | None = None  # kind "raw": the response body as-is
 
 
 def _as_text(content: Content) -> str:
@@ -67,6 +71,7 @@ def reply(
     stream_error: str | None = None,
     cut_stream: bool = False,
     delay: float = 0.0,
+    drip: float = 0.0,
 ) -> Behaviour:
     """A 200 reply. For `stream: true` requests, `chunks` (default: the content split
     into words) become one NDJSON line each; `stream_error` ends the stream with an
@@ -80,7 +85,13 @@ def reply(
         stream_error=stream_error,
         cut_stream=cut_stream,
         delay=delay,
+        drip=drip,
     )
+
+
+def raw(body: bytes, *, content_type: str = "application/json; charset=utf-8") -> Behaviour:
+    """A 200 whose body is exactly `body` (not UTF-8, a JSON list, anything)."""
+    return Behaviour("raw", body=body, message=content_type)
 
 
 def error(status: int = 500, message: str = "internal server error", *, delay: float = 0.0) -> Behaviour:
@@ -280,6 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
         if behaviour is not None:
             if not owner._wait(behaviour.delay) or behaviour.kind == "drop":
                 self._drop()
+            elif behaviour.kind == "raw":
+                self._send_bytes(200, behaviour.body or b"", behaviour.message)
             elif behaviour.kind == "error":
                 message = behaviour.message
                 if message == MISSING_MODEL:
@@ -320,7 +333,10 @@ class _Handler(BaseHTTPRequestHandler):
             message: dict[str, Any] = {"role": "assistant", "content": b.content}
             if calls:
                 message["tool_calls"] = calls
-            self._send_json(200, {"model": model, "created_at": _now(), "message": message, **_DONE})
+            body = {"model": model, "created_at": _now(), "message": message, **_DONE}
+            if b.drip:
+                return self._drip(json.dumps(body).encode(), b.drip)
+            self._send_json(200, body)
             return
         self.send_response(200)
         self.send_header("Content-Type", "application/x-ndjson")
@@ -390,6 +406,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+    def _drip(self, data: bytes, interval: float) -> None:
+        """Status line, headers and body one byte at a time: every read gets a byte in time."""
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+        ).encode()
+        owner = self.server.owner
+        whole = head + data
+        try:
+            for i in range(len(whole)):
+                self.wfile.write(whole[i : i + 1])
+                self.wfile.flush()
+                if not owner._wait(interval):
+                    return self._drop()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up: its deadline passed
 
     def _drop(self) -> None:
         self.close_connection = True

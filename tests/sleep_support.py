@@ -9,9 +9,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tests.ollama_server import document_lines, schema_keys
+from tests.ollama_server import OllamaServer, document_lines, schema_keys
+
+if TYPE_CHECKING:
+    from tests.conftest import Cli
+
+
+def enable_cycle(cli: Cli, server: OllamaServer, timeout_s: str = "30") -> Cli:
+    """The cycle switched on and pointed at the loopback server, retries without waiting."""
+    for key, value in [
+        ("sleep.enabled", "true"),
+        ("ollama.host", server.url),
+        ("ollama.retry_backoff_seconds", "0"),
+        ("ollama.timeout_seconds", timeout_s),
+    ]:
+        assert cli("config", "set", key, value).code == 0
+    return cli
 
 
 @dataclass

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from persona_desktop.domain.documents import build_documents, next_cursor, plan_documents
+from persona_desktop.domain.documents import build_documents, plan_documents
 from persona_desktop.domain.extraction import parse_extraction
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, Subject, Trust
 from persona_desktop.domain.policy import PolicyInput, Verdict, decide
@@ -109,13 +109,6 @@ def test_planning_on_heads_matches_building_on_fragments() -> None:
         FragmentHead(f.id, f.ref, f.source_id, f.session, f.captured_at, f.seq, len(f.text)) for f in frags
     ]
     assert plan_documents(heads) == [[f.id for f in d.fragments] for d in build_documents(frags)]
-
-
-def test_cursor_never_passes_an_unfinished_document() -> None:
-    docs = build_documents([frag(1), frag(2, source=2), frag(3), frag(4, source=2)])
-    assert next_cursor(0, 4, []) == 4
-    assert next_cursor(0, 4, [docs[1]]) == 1  # the second document starts at id 2
-    assert next_cursor(3, 4, [docs[0]]) == 3  # never backwards
 
 
 def test_reply_parsing_keeps_good_candidates_and_names_problems() -> None:

@@ -16,7 +16,10 @@ from tests.ui_support import seed_memory
 
 def _bullets(folder: Path) -> dict[int, str]:
     text = (folder / PROFILE).read_text(encoding="utf-8")
-    return {int(m.group(2)): m.group(1) for m in re.finditer(r"^- (.*) \^fact-(\d+)$", text, re.MULTILINE)}
+    return {
+        int(m.group(2)): re.sub(r"\\(.)", r"\1", m.group(1))  # model text is backslash-escaped
+        for m in re.finditer(r"^- (.*) \^fact-(\d+)$", text, re.MULTILINE)
+    }
 
 
 def _applied(cli: Cli) -> dict[int, str]:
@@ -69,15 +72,22 @@ def test_skills_get_one_note_each_and_a_retired_skill_note_is_removed(
     (vault / "skills").mkdir(parents=True)
     (vault / "skills" / "packing.md").write_text("the owner's own packing note\n", encoding="utf-8")
     first = export(runtime.uow, vault, now)
-    assert first.skipped == ["skills/packing.md"]  # the name is taken by a file Persona did not create
+    # the name is taken by a file Persona did not create: left alone, Persona's note goes next to it
+    assert first.conflicts == {"skills/packing.md": "skills/packing (Persona Desktop copy).md"}
     assert (vault / "skills" / "packing.md").read_text(encoding="utf-8") == "the owner's own packing note\n"
+    assert "Light." in (vault / "skills" / "packing (Persona Desktop copy).md").read_text(encoding="utf-8")
     note = (vault / "skills" / "weekly-report.md").read_text(encoding="utf-8")
     assert note.startswith("---\n") and "kind: skill" in note and "Send it on Friday." in note
     profile = (vault / PROFILE).read_text(encoding="utf-8")
     assert profile.index("## Preference") < profile.index("## Work")
 
     again = export(runtime.uow, vault, now)
-    assert again.written == [] and sorted(again.unchanged) == [PROFILE, "skills/weekly-report.md"]
+    assert again.written == []
+    assert sorted(again.unchanged) == [
+        PROFILE,
+        "skills/packing (Persona Desktop copy).md",
+        "skills/weekly-report.md",
+    ]
 
     retire(runtime.uow, "weekly-report", now)
     gone = export(runtime.uow, vault, now)

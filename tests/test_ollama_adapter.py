@@ -213,3 +213,51 @@ def test_shutdown_releases_a_hanging_handler() -> None:
     server.close()
     assert time.monotonic() - started < 2
     llm.close()
+
+
+def test_a_slow_drip_cannot_stretch_the_deadline(llm: OllamaLLM, ollama_server: OllamaServer) -> None:
+    """A byte every 50 ms keeps every socket read under the 1 s timeout; the call must still end at ~1 s.
+
+    The reply is ~1,600 bytes: dripped whole it would take over 80 s.
+    """
+    from tests.ollama_server import reply as make_reply
+
+    ollama_server.push(make_reply({"candidates": [], "pad": "x" * 1200}, drip=0.05))
+    start = time.monotonic()
+    with pytest.raises(TransientLLMError, match=r"did not answer within 1 s"):
+        llm.chat_json(MESSAGES, SCHEMA)
+    assert time.monotonic() - start < 5.0  # one deadline (1 s), not one timeout per byte
+
+
+def test_a_reply_dripping_within_the_deadline_is_read(ollama_server: OllamaServer) -> None:
+    from tests.ollama_server import reply as make_reply
+
+    adapter = OllamaLLM(host=ollama_server.url, model="llama3.1:8b", timeout_s=30.0)
+    try:
+        ollama_server.push(make_reply({"candidates": []}, drip=0.001))
+        assert json.loads(adapter.chat_json(MESSAGES, SCHEMA)) == {"candidates": []}
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\xff\xfe\x00 this is not UTF-8 \xc3\x28",
+        b'[{"message": {"role": "assistant", "content": "hi"}, "done": true}]',
+        b'{"message": ["not", "an", "object"], "done": true}',
+        b'{"message": {"role": "assistant", "content": 42}, "done": true}',
+        b"null",
+        b"",
+    ],
+    ids=["not-utf8", "json-list", "message-list", "content-int", "null", "empty"],
+)
+def test_a_reply_that_is_not_ollamas_format_is_one_clear_error(
+    llm: OllamaLLM, ollama_server: OllamaServer, body: bytes
+) -> None:
+    from tests.ollama_server import raw
+
+    ollama_server.push(raw(body))
+    with pytest.raises(LLMError, match="sent a reply that is not Ollama's format") as info:
+        llm.chat_json(MESSAGES, SCHEMA)
+    assert not isinstance(info.value, TransientLLMError)

@@ -56,4 +56,4 @@ def test_ingest_screen_images_bad_file_reported_others_stored(cli: Cli, tmp_path
 def test_ingest_screen_needs_an_image(cli: Cli, tmp_path: Path) -> None:
     res = cli("ingest", "screen", str(tmp_path))
     assert res.code == 1
-    assert "is a directory" in res.err
+    assert "is a folder, not a file" in res.err

@@ -229,7 +229,7 @@ def test_reimport_and_reprocessing_are_not_new_evidence(
     _ingest(ready, tmp_path, lines)  # the same export again
     assert ready("fragments", "--json").json().__len__() == 1
     out = _run(ready)
-    assert out["documents"] == 0  # nothing new after the cursor: nothing re-sent
+    assert out["documents"] == 0  # nothing unread: nothing re-sent
     [after] = _candidates(ready)
     assert after["refs"] == before["refs"]
     assert after["score"] == before["score"]
@@ -238,20 +238,18 @@ def test_reimport_and_reprocessing_are_not_new_evidence(
 def test_same_fragment_reprocessed_in_a_new_run_adds_no_evidence(
     ready: Cli, model: ScriptedModel, tmp_path: Path
 ) -> None:
-    """A failed neighbour document keeps the cursor back, so a fragment is read twice."""
+    """A fragment read again (its read mark lost, say) is not new evidence."""
     said = "I usually go climbing on Saturdays."
     model.claims[said] = Claim("The owner goes climbing on Saturdays", confidence=0.4)
     _ingest(ready, tmp_path, [chat_line("1", said)])
     _run(ready)
     first = _candidates(ready)[0]
-    # Force the same fragment through extraction again by rewinding the cursor.
+    # Force the same fragment through extraction again by clearing its read mark.
     from persona_desktop.bootstrap import open_runtime
 
     rt = open_runtime(ready.data_dir)
-    with rt.uow() as uow:
-        uow.cursors.set("sleep", 0)
-        uow.commit()
     with rt.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE fragments SET read_run_id = NULL")
         conn.exec_driver_sql("DELETE FROM extracted_documents")
     rt.close()
     _run(ready)
@@ -346,7 +344,7 @@ def test_malformed_replies_are_journaled_and_never_crash(
     assert any(e["action"] in ("extraction.failed", "extraction.problem") for e in journal)
 
 
-def test_malformed_document_keeps_the_cursor_then_is_abandoned(
+def test_malformed_document_stays_unread_then_is_abandoned(
     ready: Cli, ollama_server: OllamaServer, model: ScriptedModel, tmp_path: Path
 ) -> None:
     _ingest(ready, tmp_path, [chat_line("1", PEANUTS)])
@@ -355,9 +353,9 @@ def test_malformed_document_keeps_the_cursor_then_is_abandoned(
         out = _run(ready)
         if attempt < 3:
             assert out["documents_failed"] == 1
-            assert out["cursor_after"] == 0, "the cursor moved past a failed document"
+            assert out["fragments_read"] == 0, "a failed document was marked read"
     assert out["documents_abandoned"] == 1
-    assert out["cursor_after"] == 1
+    assert out["fragments_read"] == 1
     journal = ready("journal", "--json").json()
     assert [e["action"] for e in journal].count("extraction.failed") == 3
     assert any(e["action"] == "document.abandoned" for e in journal)
@@ -377,7 +375,7 @@ def test_transient_errors_are_retried(
     assert len(retries) == 2
 
 
-def test_host_down_fails_the_run_and_keeps_the_cursor(
+def test_host_down_fails_the_run_and_leaves_the_document_unread(
     ready: Cli, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:
     ollama_server.hang(30)
@@ -389,7 +387,7 @@ def test_host_down_fails_the_run_and_keeps_the_cursor(
     out = result.json()
     assert out["status"] == "failed"
     assert "did not answer" in out["error"] and "127.0.0.1" in out["error"]
-    assert out["cursor_after"] == 0
+    assert out["fragments_read"] == 0
 
 
 def test_unreachable_host_names_the_host(ready: Cli, tmp_path: Path) -> None:
@@ -421,11 +419,10 @@ def test_rerun_on_the_same_snapshot_gives_the_same_result(
 
     first = _run(ready)
     facts_before = _facts(ready)
-    # Put the snapshot back exactly as it was (cursor 0): the same key, the same run.
+    # Put the snapshot back exactly as it was (nothing read): the same key, the same run.
     rt = open_runtime(ready.data_dir)
-    with rt.uow() as uow:
-        uow.cursors.set("sleep", 0)
-        uow.commit()
+    with rt.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE fragments SET read_run_id = NULL")
     rt.close()
     calls = model.extraction_calls
     second = _run(ready)
@@ -435,8 +432,8 @@ def test_rerun_on_the_same_snapshot_gives_the_same_result(
     assert _facts(ready) == facts_before
 
 
-def test_max_documents_per_run_and_cursor_between_runs(
-    ready: Cli, model: ScriptedModel, tmp_path: Path
+def test_max_documents_per_run_newest_first_until_done(
+    ready: Cli, model: ScriptedModel, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:
     ready("config", "set", "sleep.max_documents", "2")
     lines = [
@@ -449,13 +446,38 @@ def test_max_documents_per_run_and_cursor_between_runs(
     runs = [_run(ready) for _ in range(3)]
     assert [r["documents"] for r in runs] == [2, 2, 1]
     assert model.extraction_calls == 5
-    assert runs[-1]["cursor_after"] == 5
+    assert sum(r["fragments_read"] for r in runs) == 5
+    read_order = [
+        document_lines(b)[0][1] for b in ollama_server.chat_bodies() if "candidates" in schema_keys(b)
+    ]
+    assert read_order == [f"Message on day {i}" for i in range(1, 6)]  # newest first
 
 
-def test_fragments_older_than_the_period_are_not_read(
-    ready: Cli, model: ScriptedModel, tmp_path: Path
+def test_history_older_than_the_period_is_read_after_the_new_material(
+    ready: Cli, model: ScriptedModel, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:
-    _ingest(ready, tmp_path, [chat_line("1", PEANUTS, ago=timedelta(days=30))])
-    out = _run(ready)
-    assert out["documents"] == 0
-    assert model.extraction_calls == 0
+    """The README's first example: a Telegram-style export of old messages is read, newest first."""
+    ready("config", "set", "sleep.max_documents", "2")
+    old = [
+        chat_line(
+            str(i), f"Old message from day {i}", chat=f"old{i}", chat_type="personal", ago=timedelta(days=i)
+        )
+        for i in (30, 60, 90)
+    ]
+    _ingest(ready, tmp_path, old, "history.jsonl")
+    _ingest(ready, tmp_path, [chat_line("new", "A new message today", chat="now", chat_type="personal")])
+    first = _run(ready)
+    assert first["documents"] == 2
+    assert first["history"]["left"] == 2 and first["history"]["total"] == 3
+    assert "2 of 3" in first["history"]["summary"]
+    second = _run(ready)
+    assert second["documents"] == 2
+    assert second["history"] == {"left": 0, "total": 0, "summary": "History: nothing older left to read."}
+    read = [document_lines(b)[0][1] for b in ollama_server.chat_bodies() if "candidates" in schema_keys(b)]
+    assert read == [
+        "A new message today",
+        "Old message from day 30",
+        "Old message from day 60",
+        "Old message from day 90",
+    ]
+    assert _run(ready)["documents"] == 0

@@ -21,19 +21,12 @@ from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.adapters.store.tables import utc_text
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer, document_lines, hang, reply, schema_keys
-from tests.sleep_support import Claim, ScriptedModel
+from tests.sleep_support import Claim, ScriptedModel, enable_cycle
 
 
 @pytest.fixture
 def ready(cli: Cli, ollama_server: OllamaServer) -> Cli:
-    for key, value in [
-        ("sleep.enabled", "true"),
-        ("ollama.host", ollama_server.url),
-        ("ollama.retry_backoff_seconds", "0"),
-        ("ollama.timeout_seconds", "30"),
-    ]:
-        assert cli("config", "set", key, value).code == 0
-    return cli
+    return enable_cycle(cli, ollama_server)
 
 
 def _start_run(cli: Cli) -> subprocess.Popen[str]:
@@ -99,8 +92,8 @@ def _check_consistent(cli: Cli, fragments: int) -> dict[str, Any]:
     assert len(statements) == len(set(statements)), "a fact was applied twice"
     candidate_ids = [f["candidate_id"] for f in facts]
     assert len(candidate_ids) == len(set(candidate_ids))
-    assert _scalar(cli, "SELECT value FROM cursors WHERE name = 'sleep'") == str(
-        _scalar(cli, "SELECT max(id) FROM fragments")
+    assert _scalar(cli, "SELECT count(*) FROM fragments WHERE read_run_id IS NULL") == 0, (
+        "a fragment was left unread"
     )
     assert _scalar(cli, "SELECT count(*) FROM candidates WHERE scored = 0") == 0
     assert _scalar(cli, "SELECT count(*) FROM sleep_runs WHERE status = 'running'") == 0

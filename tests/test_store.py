@@ -45,7 +45,7 @@ def test_migrations_run_once_and_reach_head(data_dir: Path) -> None:
         "facts",
         "observations",
         "sleep_runs",
-        "cursors",
+        "key_values",
         "revisions",
         "leases",
     } <= tables
@@ -79,5 +79,5 @@ def test_corrupt_database_gives_a_clear_error(data_dir: Path) -> None:
 
     data_dir.mkdir(mode=0o700)
     (data_dir / DB_FILE).write_bytes(b"this is not a database" * 100)
-    with pytest.raises(PersonaError, match="cannot be opened"):
+    with pytest.raises(PersonaError, match="is not a database Persona Desktop can read"):
         open_database(data_dir)

@@ -11,6 +11,7 @@ Calls extension). Where no window list exists, periodic capture stays off.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
 import sys
@@ -53,9 +54,12 @@ from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import Kind
 from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
+from persona_desktop.input_files import MB, read_input_file
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
+
+MAX_IMAGE_FILE_BYTES = 256 * MB
 
 
 def _uow(runtime: Runtime) -> UnitOfWorkFactory:
@@ -341,9 +345,9 @@ class FileOutcome:
 
 def read_image(path: Path) -> tuple[bytes, np.ndarray, datetime]:
     """The file's bytes, its RGB pixels, and its modification time as the capture time."""
+    data = read_input_file(path, MAX_IMAGE_FILE_BYTES)  # never a FIFO or /dev/zero
     try:
-        data = path.read_bytes()
-        with Image.open(path) as img:
+        with Image.open(io.BytesIO(data)) as img:
             if img.width * img.height > MAX_IMAGE_PIXELS:
                 raise ImportFormatError(f"{path}: image too large ({img.width}x{img.height})")
             rgb = np.asarray(img.convert("RGB"))

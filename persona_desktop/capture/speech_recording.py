@@ -12,6 +12,7 @@ can only ever reach the morning review, never memory.
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,9 +27,11 @@ from persona_desktop.capture.speech_clips import clip_relpath, write_clip
 from persona_desktop.capture.speech_runtime import import_speech_module
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError
+from persona_desktop.input_files import MB, read_input_file
 from persona_desktop.ports import SpeechSegment, Transcriber
 
 SAMPLE_RATE = 16000
+MAX_AUDIO_FILE_BYTES = 4096 * MB  # hours of uncompressed WAV
 CLIP_PAD_S = 0.15
 
 
@@ -172,16 +175,13 @@ class SegmentWriter:
 
 def decode_file(path: Path) -> tuple[bytes, NDArray[np.float32]]:
     """Read and decode any format FFmpeg knows (wav, flac, mp3, ogg, ...) to 16 kHz mono."""
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read: {exc.strerror}") from None
+    content = read_input_file(path, MAX_AUDIO_FILE_BYTES)  # never a FIFO or /dev/zero
     if not content:
         raise ImportFormatError(f"{path}: the file is empty")
     decode_audio = import_speech_module("faster_whisper").decode_audio
 
     try:
-        audio = decode_audio(str(path), sampling_rate=SAMPLE_RATE)
+        audio = decode_audio(io.BytesIO(content), sampling_rate=SAMPLE_RATE)  # the bytes checked above
     except Exception as exc:  # PyAV raises many types for a broken or non-audio file
         reason = getattr(exc, "strerror", None) or str(exc).split("\n")[0] or type(exc).__name__
         raise ImportFormatError(f"{path}: not a readable audio file ({reason})") from None

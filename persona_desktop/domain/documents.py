@@ -1,7 +1,8 @@
-"""Cutting new fragments into documents for phase 1, and the cursor rule.
+"""Cutting unread fragments into documents for phase 1.
 
-A document is a run of fragments from one source session and one day, at most
-`max_lines` lines, written one fragment per line as ``[<ref>] <text>``.
+A document is a run of fragments from one source session and one UTC day, at most
+`MAX_LINES` lines and `MAX_CHARS` characters, written one fragment per line as
+``[<ref>] <text>``. Which fragments are read next is `services/reading_plan.py`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
 
 from persona_desktop.domain.model import Author, Fragment, FragmentHead
 
@@ -21,10 +21,6 @@ MAX_LINE_CHARS = 1000
 @dataclass(frozen=True, slots=True)
 class Document:
     fragments: tuple[Fragment, ...]
-
-    @property
-    def min_id(self) -> int:
-        return min(f.id for f in self.fragments)
 
     @property
     def refs(self) -> frozenset[str]:
@@ -55,8 +51,7 @@ def _one_line(text: str) -> str:
 def build_documents(fragments: Iterable[Fragment]) -> list[Document]:
     """Group fragments (in id order) by source, session and day; cut long groups.
 
-    Documents come back ordered by their smallest fragment id, which is what the
-    cursor rule relies on.
+    Documents come back ordered by their smallest fragment id.
     """
     groups: dict[tuple[int, str, str], list[Fragment]] = {}
     for f in sorted(fragments, key=lambda f: f.id):
@@ -76,25 +71,8 @@ def build_documents(fragments: Iterable[Fragment]) -> list[Document]:
             size += line
         if chunk:
             docs.append(Document(tuple(chunk)))
-    docs.sort(key=lambda d: d.min_id)
+    docs.sort(key=lambda d: min(f.id for f in d.fragments))
     return docs
-
-
-class Startable(Protocol):
-    @property
-    def min_id(self) -> int: ...
-
-
-def next_cursor(current: int, scanned_max_id: int, unfinished: Iterable[Startable]) -> int:
-    """The cursor may move up to, never past, the first document not finished.
-
-    Every fragment id at or below the result belongs to a finished document or
-    was outside the period: unfinished documents all start above it.
-    """
-    firsts = [d.min_id for d in unfinished]
-    if not firsts:
-        return max(current, scanned_max_id)
-    return max(current, min(firsts) - 1)
 
 
 def plan_documents(heads: Iterable[FragmentHead]) -> list[list[int]]:

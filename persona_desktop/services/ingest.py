@@ -1,13 +1,21 @@
-"""Storing captured fragments: one source, one transaction, idempotent by ref."""
+"""Storing captured fragments: one source, one transaction, idempotent by ref.
+
+A fragment dated in the future (a wrong clock, a hostile export: "2999-01-01") is
+stored at its import time instead, with a warning naming its ref (and its line, for
+a chat export): left as it was, it would look like the owner's newest message forever
+and hold the sleep cycle's quiet gate shut.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from persona_desktop.domain.dates import clamp_future
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import (
@@ -21,6 +29,7 @@ from persona_desktop.ports import (
 
 BATCH = 2000  # messages held in memory before they go to the store
 MAX_UNREADABLE_LISTED = 20
+MAX_NAMED = 20  # future-date warnings name this many fragments, then count the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,29 +38,76 @@ class IngestResult:
     source_id: int
     added: int
     skipped: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def clamp_to_import_time(
+    fragment: NewFragment, at: datetime, place: str = ""
+) -> tuple[NewFragment, str | None]:
+    """The fragment, moved to `at` if it is dated after it; and the warning that says so."""
+    when, moved = clamp_future(fragment.captured_at, at)
+    if not moved:
+        return fragment, None
+    where = f"{place}: " if place else ""
+    warning = (
+        f"{where}{fragment.ref}: dated {fragment.captured_at.isoformat()}, in the future; stored as "
+        f"imported now ({when.isoformat(timespec='seconds')})"
+    )
+    return dataclasses.replace(fragment, captured_at=when), warning
+
+
+def _capped(warnings: list[str], total: int) -> list[str]:
+    if total <= len(warnings):
+        return warnings
+    return [*warnings, f"... and {total - len(warnings)} more dated in the future"]
 
 
 def store_fragments(
     uow: UnitOfWork, source: SourceInfo, fragments: Sequence[NewFragment], at: datetime
 ) -> IngestResult:
     """Within an open unit of work: upsert the source, add new fragments, journal it."""
+    clamped: list[NewFragment] = []
+    warnings: list[str] = []
+    moved = 0
+    for fragment in fragments:
+        fragment, warning = clamp_to_import_time(fragment, at)
+        clamped.append(fragment)
+        if warning is not None:
+            moved += 1
+            if len(warnings) < MAX_NAMED:
+                warnings.append(warning)
+    warnings = _capped(warnings, moved)
     source_id = uow.sources.upsert(source)
-    added = uow.fragments.add_many(source_id, fragments)
-    _journal_ingested(uow, source, source_id, added, len(fragments) - added, at)
-    return IngestResult(source.key, source_id, added, len(fragments) - added)
+    added = uow.fragments.add_many(source_id, clamped)
+    _journal_ingested(uow, source, source_id, added, len(clamped) - added, at, warnings)
+    return IngestResult(source.key, source_id, added, len(clamped) - added, warnings)
 
 
 def _journal_ingested(
-    uow: UnitOfWork, source: SourceInfo, source_id: int, added: int, known: int, at: datetime
+    uow: UnitOfWork,
+    source: SourceInfo,
+    source_id: int,
+    added: int,
+    known: int,
+    at: datetime,
+    warnings: Sequence[str] = (),
 ) -> None:
     if added:
+        data: dict[str, Any] = {
+            "source": source.key,
+            "kind": source.kind.value,
+            "added": added,
+            "skipped": known,
+        }
+        if warnings:
+            data["future_dates_clamped"] = list(warnings)
         uow.journal.append(
             at=at,
             actor="capture",
             action="fragments.ingested",
             entity="source",
             entity_id=source_id,
-            data={"source": source.key, "kind": source.kind.value, "added": added, "skipped": known},
+            data=data,
         )
 
 
@@ -87,6 +143,7 @@ class SourceImport:
     source_id: int
     added: int = 0
     known: int = 0
+    clamped: list[str] = field(default_factory=list)  # its future-dated messages (journaled)
 
 
 @dataclass(slots=True)
@@ -96,6 +153,8 @@ class ChatImportReport:
     sources: list[SourceImport] = field(default_factory=list)
     skipped: Counter[SkipReason] = field(default_factory=Counter)
     unreadable: list[SkippedMessage] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # messages dated in the future, clamped
+    clamped: int = 0
 
     @property
     def added(self) -> int:
@@ -118,10 +177,11 @@ class _ChatWriter:
     this file), so the check costs no memory per message.
     """
 
-    def __init__(self, uow: UnitOfWork, report: ChatImportReport, label: str) -> None:
+    def __init__(self, uow: UnitOfWork, report: ChatImportReport, label: str, at: datetime) -> None:
         self._uow = uow
         self._report = report
         self._label = label
+        self._at = at
         self._floor = uow.fragments.max_id()
         self._by_key: dict[str, SourceImport] = {}
         self._pending: dict[str, list[ImportedMessage]] = {}
@@ -134,6 +194,13 @@ class _ChatWriter:
             entry = SourceImport(message.source, source_id)
             self._by_key[key] = entry
             self._report.sources.append(entry)
+        fragment, warning = clamp_to_import_time(message.fragment, self._at, message.place)
+        if warning is not None:
+            message = dataclasses.replace(message, fragment=fragment)
+            self._report.clamped += 1
+            if len(self._report.warnings) < MAX_NAMED:
+                self._report.warnings.append(warning)
+                self._by_key[key].clamped.append(warning)
         self._pending.setdefault(key, []).append(message)
         self._held += 1
         if self._held >= BATCH:
@@ -180,7 +247,7 @@ def import_chat(
     """
     report = ChatImportReport()
     with uow_factory() as uow:
-        writer = _ChatWriter(uow, report, label)
+        writer = _ChatWriter(uow, report, label, at)
         for record in records:
             if isinstance(record, ImportedMessage):
                 writer.add(record)
@@ -189,7 +256,8 @@ def import_chat(
             if record.reason is SkipReason.UNREADABLE and len(report.unreadable) < MAX_UNREADABLE_LISTED:
                 report.unreadable.append(record)
         writer.flush()
+        report.warnings = _capped(report.warnings, report.clamped)
         for entry in report.sources:
-            _journal_ingested(uow, entry.source, entry.source_id, entry.added, entry.known, at)
+            _journal_ingested(uow, entry.source, entry.source_id, entry.added, entry.known, at, entry.clamped)
         uow.commit()
     return report

@@ -24,11 +24,15 @@ def call_with_retries(
     cancel: Callable[[], bool],
     on_retry: Callable[[int, TransientLLMError], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    before_attempt: Callable[[], None] | None = None,
 ) -> str:
+    """`before_attempt` runs before each request (the sleep cycle renews its lease there)."""
     attempt = 0
     while True:
         if cancel():
             raise Cancelled
+        if before_attempt is not None:
+            before_attempt()
         try:
             return llm.chat_json(messages, schema)
         except TransientLLMError as exc:

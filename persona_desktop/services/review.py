@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from persona_desktop.domain.dates import local_day_bounds
 from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment, Kind
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import NotFoundError, StateError
@@ -238,8 +239,7 @@ def forget_day(
     uow_factory: UnitOfWorkFactory, kind: Kind, day: date, at: datetime, data_dir: Path | None = None
 ) -> dict[str, int]:
     """Forget every source of `kind` captured on a local calendar day (a day of screen captures)."""
-    start = datetime.combine(day, time.min).astimezone()
-    end = datetime.combine(day + timedelta(days=1), time.min).astimezone()
+    start, end = local_day_bounds(day)  # 0001-01-01 and 9999-12-31 included
     with uow_factory() as uow:
         ids = uow.sources.captured_between(kind, start, end)
         done = _forget(uow, ids, at)

@@ -4,8 +4,13 @@ Written as a Qt-free generator of `Progress` events that checks a cancel flag,
 so the tray can run it in a QThread and the CLI can simply drain it. Every step
 is its own short transaction and LLM calls happen outside transactions, so a
 run killed at any point leaves the store consistent and the next run finishes
-the work: the cursor only moves once phase 1 is over, and never past a
-document whose extraction failed.
+the work: a document's fragments are marked read in the same transaction as
+what the model proposed for them, and a document whose extraction failed stays
+unread (reading_plan.py).
+
+Every write of a run first checks, in its own transaction, that this runner still
+holds the lease: a runner that lost it (stalled past its expiry while another took
+over) stops before its next write and never calls the model again.
 """
 
 from __future__ import annotations
@@ -15,13 +20,15 @@ import json
 import os
 import socket
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from persona_desktop.config import Settings
-from persona_desktop.domain.documents import Document, next_cursor, plan_documents
+from persona_desktop.domain.dates import as_utc, minus_days
+from persona_desktop.domain.documents import Document
 from persona_desktop.domain.extraction import (
     EXTRACTION_SCHEMA,
     GENERALIZATION_SCHEMA,
@@ -30,16 +37,17 @@ from persona_desktop.domain.extraction import (
 )
 from persona_desktop.domain.model import CandidateStatus, FactStatus, RunStatus
 from persona_desktop.domain.policy import Verdict
-from persona_desktop.errors import LLMError, TransientLLMError
-from persona_desktop.ports import LLM, Clock, UnitOfWorkFactory
+from persona_desktop.errors import LeaseLostError, LLMError, StoreError, TransientLLMError
+from persona_desktop.ports import LLM, Clock, UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.collect import store_extraction
 from persona_desktop.services.llm_calls import Cancelled, call_with_retries
 from persona_desktop.services.prompts import extraction_messages, generalization_messages
+from persona_desktop.services.reading_plan import Backlog, backlog, plan_batch, record_backlog
 from persona_desktop.services.select import select_candidate
 
 LEASE = "sleep"
-CURSOR = "sleep"
 MAX_DOCUMENT_FAILURES = 3
+LEASE_MARGIN_S = 60.0
 MAX_PERIOD_STATEMENTS = 80
 
 
@@ -55,6 +63,12 @@ class SleepConfig:
     lease_seconds: int = 900
     retries: int = 2
     backoff_s: float = 1.0
+    llm_timeout_s: float = 120.0
+
+    @property
+    def lease_ttl_s(self) -> float:
+        """A lease renewed before an LLM call outlasts the call's whole deadline."""
+        return max(float(self.lease_seconds), self.llm_timeout_s + LEASE_MARGIN_S)
 
     @classmethod
     def from_settings(cls, s: Settings) -> SleepConfig:
@@ -69,6 +83,7 @@ class SleepConfig:
             lease_seconds=int(s.get("sleep.lease_seconds")),
             retries=int(s.get("ollama.retries")),
             backoff_s=float(s.get("ollama.retry_backoff_seconds")),
+            llm_timeout_s=float(s.get("ollama.timeout_seconds")),
         )
 
 
@@ -98,20 +113,17 @@ class RunOutcome:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Placeholder:
-    """A document beyond this run's batch: only where it starts matters."""
-
-    min_id: int
-
-
 def default_holder() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 def summary(counters: dict[str, Any]) -> str:
     applied, pending = counters.get("applied", 0), counters.get("pending_total", counters.get("pending", 0))
-    return f"Memory: {applied} fact{'s' if applied != 1 else ''} added, {pending} waiting for your review"
+    text = f"Memory: {applied} fact{'s' if applied != 1 else ''} added, {pending} waiting for your review"
+    history = counters.get("history")
+    if isinstance(history, dict) and history.get("left"):
+        text += f". {history.get('summary', '')}".rstrip()
+    return text
 
 
 class SleepCycle:
@@ -141,12 +153,16 @@ class SleepCycle:
             )
         now = self._clock.now()
         with self._uow.read() as uow:
-            last = uow.fragments.last_owner_chat_at()
+            last = uow.fragments.last_owner_chat_at(until=now)
             active = uow.kv.get("owner.last_active_at")
-        if active:
-            seen = datetime.fromisoformat(active)
-            last = seen if last is None or seen > last else last
-        if last is not None and now - last < timedelta(minutes=self._cfg.quiet_minutes):
+        seen = _activity_time(active)
+        if seen is not None and seen <= now and (last is None or seen > last):
+            last = seen  # a time after now (a clock set back, a bad value) says nothing
+        if (
+            self._cfg.quiet_minutes > 0
+            and last is not None
+            and now - last < timedelta(minutes=self._cfg.quiet_minutes)
+        ):
             minutes = max(0, int((now - last).total_seconds() // 60))
             return RunOutcome(
                 RunStatus.DEFERRED,
@@ -165,7 +181,7 @@ class SleepCycle:
             return blocked
         now = self._clock.now()
         with self._uow() as uow:
-            other = uow.leases.acquire(LEASE, self.holder, now, self._cfg.lease_seconds)
+            other = uow.leases.acquire(LEASE, self.holder, now, self._cfg.lease_ttl_s)
             uow.commit()
         if other is not None:
             return RunOutcome(
@@ -175,49 +191,55 @@ class SleepCycle:
                 None,
                 f"Skipped: {other} is running a cycle.",
             )
+        self._run_id: int | None = None
         try:
             return (yield from self._run_leased(cancel))
+        except LeaseLostError as lost:
+            return RunOutcome(
+                RunStatus.SKIPPED,
+                self._run_id,
+                {"lease_holder": lost.holder, "lease_lost": True},
+                str(lost),
+                f"Stopped: {lost}",
+            )
         finally:
-            with self._uow() as uow:
-                uow.leases.release(LEASE, self.holder)
-                uow.commit()
+            try:
+                with self._uow() as uow:
+                    uow.leases.release(LEASE, self.holder)
+                    uow.commit()
+            except StoreError:
+                pass  # the lease expires by itself; the run's own error is what the owner must see
+
+    @contextmanager
+    def _owned(self) -> Iterator[UnitOfWork]:
+        """A write transaction, only while this runner still holds the lease (renewed here)."""
+        with self._uow() as uow:
+            if not uow.leases.renew(LEASE, self.holder, self._clock.now(), self._cfg.lease_ttl_s):
+                other = uow.leases.holder(LEASE)
+                raise LeaseLostError(other)
+            yield uow
 
     def _renew(self) -> None:
-        with self._uow() as uow:
-            uow.leases.renew(LEASE, self.holder, self._clock.now(), self._cfg.lease_seconds)
+        with self._owned() as uow:
             uow.commit()
 
-    def _snapshot(self) -> tuple[int, int, list[Document], list[_Placeholder]]:
-        """Plan every document after the cursor on fragment heads; load only those to send.
-
-        Returns the cursor, the newest fragment id, the documents of this run and
-        the later ones (as id-only placeholders: the cursor rule needs their starts).
-        """
-        now = self._clock.now()
+    def _snapshot(self) -> list[Document]:
+        """The documents of this run: unread fragments, newest first (reading_plan.py)."""
         with self._uow.read() as uow:
-            cursor = uow.cursors.get(CURSOR)
-            max_id = uow.fragments.max_id()
-            heads = [
-                h
-                for h in uow.fragments.heads_after(cursor, now - timedelta(days=self._cfg.period_days))
-                if h.id <= max_id
-            ]
-            plans = plan_documents(heads)
-            chosen = plans[: self._cfg.max_documents]
-            wanted = [i for plan in chosen for i in plan]
-            loaded = {f.id: f for f in uow.fragments.by_ids(wanted)}
+            plans = plan_batch(uow, self._cfg.max_documents)
+            loaded = {f.id: f for f in uow.fragments.by_ids([i for plan in plans for i in plan])}
         order = lambda f: (f.captured_at, f.seq, f.id)  # noqa: E731
-        selected = [Document(tuple(sorted((loaded[i] for i in plan), key=order))) for plan in chosen]
-        later = [_Placeholder(min(plan)) for plan in plans[self._cfg.max_documents :]]
-        return cursor, max_id, selected, later
+        return [
+            Document(tuple(sorted((loaded[i] for i in plan if i in loaded), key=order)))
+            for plan in plans
+            if any(i in loaded for i in plan)
+        ]
 
-    def _snapshot_key(self, cursor: int, max_id: int, selected: list[Document]) -> str:
+    def _snapshot_key(self, selected: list[Document]) -> str:
         h = hashlib.sha256()
         h.update(
             json.dumps(
                 [
-                    cursor,
-                    max_id,
                     self._cfg.threshold,
                     self._cfg.review_floor,
                     sorted(self._cfg.weights.items()),
@@ -231,7 +253,7 @@ class SleepCycle:
     def _open_run(self, key: str) -> tuple[int, RunOutcome | None]:
         """Reuse a finished run of this snapshot, resume an interrupted one, or start anew."""
         now = self._clock.now()
-        with self._uow() as uow:
+        with self._owned() as uow:
             attempts = uow.runs.by_key_prefix(key)
             for stale in uow.runs.running():
                 if stale.holder != self.holder and (not attempts or stale.id != attempts[-1].id):
@@ -266,13 +288,21 @@ class SleepCycle:
                 run_id=run_id,
                 data={"holder": self.holder, "snapshot": key},
             )
+            record_backlog(uow, backlog(uow, now, self._cfg.period_days))
             uow.commit()
         return run_id, None
 
+    def _mark_read(self, doc: Document, run_id: int) -> int:
+        with self._owned() as uow:
+            marked = uow.fragments.mark_read([f.id for f in doc.fragments], run_id)
+            uow.commit()
+        return marked
+
     def _run_leased(self, cancel: Callable[[], bool]) -> Generator[Progress, None, RunOutcome]:
-        cursor, max_id, selected, later = self._snapshot()
-        key = self._snapshot_key(cursor, max_id, selected)
+        selected = self._snapshot()
+        key = self._snapshot_key(selected)
         run_id, reused = self._open_run(key)
+        self._run_id = run_id
         if reused is not None:
             return reused
         counters: dict[str, Any] = {
@@ -281,6 +311,7 @@ class SleepCycle:
             "documents_failed": 0,
             "documents_skipped": 0,
             "documents_abandoned": 0,
+            "fragments_read": 0,
             "candidates": 0,
             "candidates_merged": 0,
             "refs_rejected": 0,
@@ -289,15 +320,12 @@ class SleepCycle:
             "applied": 0,
             "pending": 0,
             "dropped": 0,
-            "cursor_before": cursor,
-            "cursor_after": cursor,
             "observation_id": None,
         }
         error: str | None = None
         status = RunStatus.DONE
         llm: LLM | None = None
         try:
-            unfinished: list[Document | _Placeholder] = list(later)
             with self._uow.read() as uow:
                 known = uow.facts.all(FactStatus.APPLIED)
             for index, doc in enumerate(selected):
@@ -307,13 +335,11 @@ class SleepCycle:
                     "collect", index, len(selected), f"Reading document {index + 1} of {len(selected)}"
                 )
                 self._renew()
-                if not doc.has_non_assistant:
-                    counters["documents_skipped"] += 1
-                    continue
                 with self._uow.read() as uow:
                     done = uow.runs.document_done(doc.digest())
-                if done:
+                if not doc.has_non_assistant or done:
                     counters["documents_skipped"] += 1
+                    counters["fragments_read"] += self._mark_read(doc, run_id)
                     continue
                 if llm is None:
                     llm = self._llm_factory()
@@ -326,7 +352,6 @@ class SleepCycle:
                     error = str(exc)
                     status = RunStatus.FAILED
                     self._record_failure(doc, run_id, error)
-                    unfinished.extend(selected[index:])
                     break
                 result = parse_extraction(content, doc.refs)
                 if result.malformed:
@@ -340,35 +365,23 @@ class SleepCycle:
                             None,
                             {"document": doc.digest(), "failures": failures, "refs": sorted(doc.refs)[:20]},
                         )
+                        counters["fragments_read"] += self._mark_read(doc, run_id)
                     else:
-                        counters["documents_failed"] += 1
-                        unfinished.append(doc)
+                        counters["documents_failed"] += 1  # stays unread: the next run tries again
                     continue
                 now = self._clock.now()
-                with self._uow() as uow:
+                with self._owned() as uow:
                     c = store_extraction(uow, doc, result, run_id, now)
                     uow.runs.record_document(doc.digest(), run_id, True, now)
+                    counters["fragments_read"] += uow.fragments.mark_read(
+                        [f.id for f in doc.fragments], run_id
+                    )
                     uow.commit()
                 counters["documents_done"] += 1
                 counters["candidates"] += c.proposed
                 counters["candidates_merged"] += c.merged
                 counters["refs_rejected"] += c.refs_rejected
                 counters["not_evidence"] += c.not_evidence
-            new_cursor = next_cursor(cursor, max_id, unfinished)
-            with self._uow() as uow:
-                if uow.cursors.get(CURSOR) == cursor:  # nobody moved it meanwhile
-                    uow.cursors.set(CURSOR, new_cursor)
-                    if new_cursor != cursor:
-                        uow.journal.append(
-                            at=self._clock.now(),
-                            actor="sleep",
-                            action="cursor.moved",
-                            entity="cursor",
-                            run_id=run_id,
-                            data={"from": cursor, "to": new_cursor},
-                        )
-                uow.commit()
-            counters["cursor_after"] = new_cursor
 
             if status is RunStatus.DONE:
                 yield Progress("generalize", 0, 1, "Looking for the themes of the period")
@@ -380,13 +393,15 @@ class SleepCycle:
             yield from self._select(run_id, counters, cancel)
         except Cancelled:
             status, error = RunStatus.CANCELLED, "cancelled"
+        except (LeaseLostError, StoreError):
+            raise  # no write is safe (another runner owns the run) or possible (full, damaged)
         except Exception as exc:  # a bug: record it on the run, then let it surface
-            self._finish(run_id, RunStatus.FAILED, counters, f"internal error: {exc!r}")
+            self._finish(run_id, RunStatus.FAILED, counters, f"internal error: {type(exc).__name__}")
             raise
         with self._uow.read() as uow:
             counters["pending_total"] = uow.candidates.count_status(CandidateStatus.PENDING)
-        message = summary(counters) if status is RunStatus.DONE else f"Sleep cycle {status.value}: {error}"
         self._finish(run_id, status, counters, error)
+        message = summary(counters) if status is RunStatus.DONE else f"Sleep cycle {status.value}: {error}"
         return RunOutcome(status, run_id, counters, error, message)
 
     # --- helpers ----------------------------------------------------------------------
@@ -413,13 +428,14 @@ class SleepCycle:
             backoff_s=self._cfg.backoff_s,
             cancel=cancel,
             on_retry=on_retry,
+            before_attempt=self._renew,  # no call is sent by a runner that lost its lease
             **kwargs,
         )
 
     def _journal(
         self, run_id: int | None, action: str, entity: str, entity_id: int | None, data: dict[str, Any]
     ) -> None:
-        with self._uow() as uow:
+        with self._owned() as uow:
             uow.journal.append(
                 at=self._clock.now(),
                 actor="sleep",
@@ -433,7 +449,7 @@ class SleepCycle:
 
     def _record_failure(self, doc: Document, run_id: int, error: str) -> int:
         now = self._clock.now()
-        with self._uow() as uow:
+        with self._owned() as uow:
             failures = uow.runs.record_document(doc.digest(), run_id, False, now)
             uow.journal.append(
                 at=now,
@@ -447,7 +463,7 @@ class SleepCycle:
         return failures
 
     def _period_statements(self) -> list[str]:
-        since = self._clock.now() - timedelta(days=self._cfg.period_days)
+        since = minus_days(self._clock.now(), self._cfg.period_days)
         with self._uow.read() as uow:
             return uow.candidates.recent_statements(since, MAX_PERIOD_STATEMENTS)
 
@@ -477,7 +493,7 @@ class SleepCycle:
             problems.append(str(exc))
             parsed = None
         now = self._clock.now()
-        with self._uow() as uow:
+        with self._owned() as uow:
             if parsed is None:
                 uow.journal.append(
                     at=now,
@@ -515,7 +531,7 @@ class SleepCycle:
                 raise Cancelled
             if index % 25 == 0:
                 yield Progress("select", index, len(todo), f"Scoring candidate {index + 1} of {len(todo)}")
-            with self._uow() as uow:
+            with self._owned() as uow:
                 fresh = uow.candidates.get(candidate.id)
                 if fresh is None or fresh.scored:
                     continue
@@ -536,9 +552,13 @@ class SleepCycle:
             ] += 1
         yield Progress("select", len(todo), len(todo), "Done")
 
-    def _finish(self, run_id: int, status: RunStatus, counters: dict[str, Any], error: str | None) -> None:
+    def _finish(self, run_id: int, status: RunStatus, counters: dict[str, Any], error: str | None) -> Backlog:
+        """Record the run's end (and the history backlog it leaves) in one transaction."""
         now = self._clock.now()
-        with self._uow() as uow:
+        with self._owned() as uow:
+            left = backlog(uow, now, self._cfg.period_days)
+            record_backlog(uow, left)
+            counters["history"] = left.as_json()
             uow.runs.finish(run_id, status, now, counters, error)
             uow.journal.append(
                 at=now,
@@ -550,6 +570,17 @@ class SleepCycle:
                 data={"status": status.value, **counters, "error": error},
             )
             uow.commit()
+        return left
+
+
+def _activity_time(text: str | None) -> datetime | None:
+    """`owner.last_active_at` as an aware UTC time; None when missing or not a time."""
+    if not text:
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(text))
+    except ValueError:
+        return None
 
 
 def drain(

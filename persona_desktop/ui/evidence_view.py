@@ -11,6 +11,7 @@ from PySide6.QtCore import QRectF, Qt, QUrl
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fragment, Kind
 from persona_desktop.services.review import EvidenceItem
 
@@ -51,7 +52,7 @@ def bbox_of(locator: dict[str, Any]) -> tuple[float, float, float, float] | None
 
 
 def _when(f: Fragment) -> str:
-    return f.captured_at.astimezone().strftime("%Y-%m-%d %H:%M")
+    return as_local(f.captured_at).strftime("%Y-%m-%d %H:%M")
 
 
 def _chat_html(item: EvidenceItem) -> str:

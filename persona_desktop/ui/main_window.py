@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(box)
         shell.state_changed.connect(self.refresh)
         shell.notified.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
+        shell.warned.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
         self.refresh()
         self.resize(460, 300)
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fact, Kind
 from persona_desktop.errors import PersonaError
 from persona_desktop.services import review, review_views
@@ -153,11 +154,7 @@ class MemoryBrowser(QMainWindow):
             self.forget_buttons[source_id] = b
             self.why_box.addWidget(b)
         screen_days = sorted(
-            {
-                i.fragment.captured_at.astimezone().date()
-                for i in prov.evidence
-                if i.fragment.kind is Kind.SCREEN
-            }
+            {as_local(i.fragment.captured_at).date() for i in prov.evidence if i.fragment.kind is Kind.SCREEN}
         )
         for day in screen_days:
             b = QPushButton(f"Forget all screen captures of {day.isoformat()}...")

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Candidate, Fact, Observation, Revision
 from persona_desktop.domain.scoring import SIGNALS
 from persona_desktop.services.queries import FactView
@@ -17,7 +18,7 @@ _ORIGIN = {"policy": "applied overnight", "owner": "approved by you"}
 
 
 def local(at: datetime | None) -> str:
-    return "" if at is None else at.astimezone().strftime("%Y-%m-%d %H:%M")
+    return "" if at is None else as_local(at).strftime("%Y-%m-%d %H:%M")  # 9999-12-31 east of UTC too
 
 
 @dataclass

@@ -70,7 +70,8 @@ class SleepWorker(CancellableThread):
             self.failed.emit(str(exc))
         except Exception as exc:  # a bug; say so instead of dying silently in a thread
             log.exception("the sleep cycle crashed")
-            self.failed.emit(f"the sleep cycle crashed: {type(exc).__name__}: {exc}")
+            # the traceback is in the log; its text may quote the owner's messages
+            self.failed.emit(f"the sleep cycle crashed ({type(exc).__name__}); the details are in the log")
 
 
 class SleepScheduler(QObject):

@@ -14,8 +14,11 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from persona_desktop.errors import PersonaError
+from persona_desktop.ports import JournalCheck
 from persona_desktop.services import review_views
+from persona_desktop.services.journal_integrity import verify_journal
 from persona_desktop.services.markdown_export import ExportResult, export_if_enabled
+from persona_desktop.services.reading_plan import Backlog, history_backlog
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
@@ -39,6 +42,7 @@ COUNT_REFRESH_MS = 60_000
 class Shell(QObject):
     state_changed = Signal()
     notified = Signal(str, str)  # title, message: what the owner was told
+    warned = Signal(str, str)  # title, message: something is wrong (the journal was tampered with)
 
     def __init__(self, ctx: UiContext, capture: CaptureController, scheduler: SleepScheduler) -> None:
         super().__init__()
@@ -47,6 +51,8 @@ class Shell(QObject):
         self.scheduler = scheduler
         self.ops = Ops(self, on_error=lambda exc: self.notify("Persona Desktop", str(exc)))
         self.pending = 0
+        self.backlog: Backlog | None = None  # unread history, for the tooltip
+        self.journal_problem = ""  # set when the start-up check finds the journal broken
         self._manual = False
         self.review: ReviewWindow | None = None
         self.memory: MemoryBrowser | None = None
@@ -170,6 +176,11 @@ class Shell(QObject):
             parts.append("sleep cycle off")
         if self.pending:
             parts.append(f"{self.pending} waiting for your review")
+        if self.backlog is not None and self.backlog.history_left:
+            b = self.backlog
+            parts.append(f"history: {b.history_left:,} of {b.history_total:,} older messages left to read")
+        if self.journal_problem:
+            parts.append(f"WARNING: {self.journal_problem}")
         return "Persona Desktop: " + "; ".join(parts)
 
     def _on_state_inputs(self) -> None:
@@ -177,8 +188,30 @@ class Shell(QObject):
         self.state_changed.emit()
 
     def refresh_counts(self) -> None:
-        uow = self.ctx.uow
+        uow, clock, settings = self.ctx.uow, self.ctx.clock, self.ctx.settings
         self.ops.run(lambda: review_views.pending_count(uow), self._on_count)
+        period = int(settings.get("sleep.period_days"))
+        self.ops.run(lambda: history_backlog(uow, clock.now(), period), self._on_backlog, read=True)
+
+    def _on_backlog(self, backlog: Backlog) -> None:
+        if backlog != self.backlog:
+            self.backlog = backlog
+            self._on_state_inputs()
+
+    def check_journal(self) -> None:
+        """At start: is the journal's hash chain intact and are its triggers in place?"""
+        uow = self.ctx.uow
+        self.ops.run(lambda: verify_journal(uow), self._on_journal_checked, read=True)
+
+    def _on_journal_checked(self, check: JournalCheck) -> None:
+        if check.ok:
+            return
+        self.journal_problem = f"the journal was tampered with: {check.message}"
+        log.warning("journal verify: %s", check.message)
+        self.warned.emit(
+            "Persona Desktop: journal warning", f"{check.message}. Run `persona-desktop journal verify`."
+        )
+        self._on_state_inputs()
 
     def _on_count(self, pending: int) -> None:
         if pending != self.pending:
@@ -283,7 +316,7 @@ class Shell(QObject):
         )
 
     def _on_exported(self, result: ExportResult | None) -> None:
-        if result is not None and result.skipped:
+        if result is not None and result.needs_attention:
             self.notify("Markdown export", result.message())
 
     def _on_review_summary(self, summary: str) -> None:
@@ -346,6 +379,7 @@ class Shell(QObject):
         self._count_timer.start()
         self.scheduler.start()
         self.refresh_counts()
+        self.check_journal()
 
     def quit(self) -> None:
         app = QApplication.instance()

@@ -27,6 +27,7 @@ class Tray(QObject):
         self._icons: dict[tuple[TrayState, int], QIcon] = {}
         shell.state_changed.connect(self.refresh)
         shell.notified.connect(self._on_notified)
+        shell.warned.connect(self._on_warned)
         self.refresh()
 
     def show(self) -> None:
@@ -50,6 +51,10 @@ class Tray(QObject):
     def _on_notified(self, title: str, message: str) -> None:
         if self.icon.isVisible() and QSystemTrayIcon.supportsMessages():
             self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Information, 10_000)
+
+    def _on_warned(self, title: str, message: str) -> None:
+        if self.icon.isVisible() and QSystemTrayIcon.supportsMessages():
+            self.icon.showMessage(title, message, QSystemTrayIcon.MessageIcon.Warning, 30_000)
 
     def hide(self) -> None:
         self.icon.hide()

@@ -9,8 +9,6 @@ whole): a file that grows while it is read stops at the cap too.
 from __future__ import annotations
 
 import io
-import os
-import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -20,24 +18,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from persona_desktop.errors import ImportFormatError
+from persona_desktop.input_files import CHUNK, open_regular_file, size_text
 
 MAX_FILE_BYTES = 4 * 1024**3
-CHUNK = 1 << 16
-
-_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
 
 # Where an export keeps its chats inside a .zip, by preference.
 _ZIP_MEMBERS = ("conversations.json", "result.json", "_chat.txt")
-
-
-def _size_text(n: int) -> str:
-    return f"{n / 1024**3:.1f} GB" if n >= 1024**3 else f"{n / 1024**2:.1f} MB"
 
 
 class BoundedReader(io.RawIOBase):
@@ -67,38 +53,19 @@ class BoundedReader(io.RawIOBase):
         self.consumed += len(data)
         if self.consumed > self._limit:
             raise ImportFormatError(
-                f"{self._label}: more than {_size_text(self._limit)}, the most one chat file may hold"
+                f"{self._label}: more than {size_text(self._limit)}, the most one chat file may hold"
             )
         return data
 
 
 def _open_regular(path: Path) -> BinaryIO:
     """Open without blocking (a FIFO would), then refuse anything but a regular file."""
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    return open_regular_file(
+        path,
+        MAX_FILE_BYTES,
+        hint="give the exported chat file itself",
+        limit="the most one chat file may hold (a sanity bound: real exports are far smaller)",
     )
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ImportFormatError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        for test, kind in _KINDS:
-            if test(info.st_mode):
-                raise ImportFormatError(f"{path}: is {kind}, not a file; give the exported chat file itself")
-        if not stat.S_ISREG(info.st_mode):
-            raise ImportFormatError(f"{path}: not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise ImportFormatError(
-                f"{path}: {_size_text(info.st_size)} is more than {_size_text(MAX_FILE_BYTES)}, "
-                "the most one chat file may hold (a sanity bound: real exports are far smaller)"
-            )
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb", buffering=0)
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +116,7 @@ class ChatFile:
                     return
                 lineno += 1
                 if len(raw) > max_bytes and not raw.endswith(b"\n"):
-                    raise ImportFormatError(
-                        f"{self.label} line {lineno}: longer than {_size_text(max_bytes)}"
-                    )
+                    raise ImportFormatError(f"{self.label} line {lineno}: longer than {size_text(max_bytes)}")
                 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
                 yield lineno, raw
@@ -185,8 +150,8 @@ def chat_file(path: Path) -> ChatFile:
     member = _pick_member(infos, path)
     if member.file_size > MAX_FILE_BYTES:
         raise ImportFormatError(
-            f"{path}:{member.filename}: {_size_text(member.file_size)} unpacked is more than "
-            f"{_size_text(MAX_FILE_BYTES)}, the most one chat file may hold"
+            f"{path}:{member.filename}: {size_text(member.file_size)} unpacked is more than "
+            f"{size_text(MAX_FILE_BYTES)}, the most one chat file may hold"
         )
     return ChatFile(path, member.filename)
 

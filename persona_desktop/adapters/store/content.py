@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -142,28 +142,54 @@ class SqlFragments:
             out.extend(row_to_fragment(r) for r in self._conn.execute(q))
         return sorted(out, key=lambda f: f.id)
 
-    def after(self, cursor: int, since: datetime) -> Iterator[Fragment]:
-        q = (
-            sa.select(fragments)
-            .where(fragments.c.id > cursor, fragments.c.captured_at >= since)
-            .order_by(fragments.c.id)
-        )
-        for row in self._conn.execute(q):
-            yield row_to_fragment(row)
-
-    def heads_after(self, cursor: int, since: datetime) -> list[FragmentHead]:
+    def _heads(self) -> sa.Select[Any]:
         c = fragments.c
-        q = (
-            sa.select(c.id, c.ref, c.source_id, c.session, c.captured_at, c.seq, sa.func.length(c.text))
-            .where(c.id > cursor, c.captured_at >= since)
-            .order_by(c.id)
-        )
+        return sa.select(c.id, c.ref, c.source_id, c.session, c.captured_at, c.seq, sa.func.length(c.text))
+
+    def unread_page(self, before: tuple[datetime, int] | None, limit: int) -> list[FragmentHead]:
+        c = fragments.c
+        q = self._heads().where(c.read_run_id.is_(None))
+        if before is not None:
+            at = sa.literal(before[0], c.captured_at.type)
+            q = q.where(sa.tuple_(c.captured_at, c.id) < sa.tuple_(at, sa.literal(before[1])))
+        q = q.order_by(c.captured_at.desc(), c.id.desc()).limit(limit)
         return [FragmentHead(*row) for row in self._conn.execute(q)]
+
+    def unread_in_group(
+        self, source_id: int, session: str, start: datetime, end: datetime | None
+    ) -> list[FragmentHead]:
+        c = fragments.c
+        q = self._heads().where(
+            c.read_run_id.is_(None), c.source_id == source_id, c.session == session, c.captured_at >= start
+        )
+        if end is not None:
+            q = q.where(c.captured_at < end)
+        return [FragmentHead(*row) for row in self._conn.execute(q.order_by(c.captured_at, c.id))]
 
     def max_id(self) -> int:
         return int(
             self._conn.execute(sa.select(sa.func.coalesce(sa.func.max(fragments.c.id), 0))).scalar_one()
         )
+
+    def mark_read(self, ids: Sequence[int], run_id: int) -> int:
+        marked = 0
+        ids = list(ids)
+        for i in range(0, len(ids), _CHUNK):
+            marked += self._conn.execute(
+                fragments.update()
+                .where(fragments.c.id.in_(ids[i : i + _CHUNK]), fragments.c.read_run_id.is_(None))
+                .values(read_run_id=run_id)
+            ).rowcount
+        return marked
+
+    def unread_counts(self, older_than: datetime) -> tuple[int, int]:
+        c = fragments.c
+        at = sa.literal(older_than, c.captured_at.type)
+        q = sa.select(
+            sa.func.count().filter(c.captured_at >= at), sa.func.count().filter(c.captured_at < at)
+        ).where(c.read_run_id.is_(None))
+        recent, history = self._conn.execute(q).one()
+        return int(recent), int(history)
 
     def all(self, kind: Kind | None = None, limit: int | None = None) -> list[Fragment]:
         q = sa.select(fragments).order_by(fragments.c.captured_at, fragments.c.id)
@@ -195,10 +221,12 @@ class SqlFragments:
             [row_to_fragment(r) for r in reversed(earlier)] + [fragment] + [row_to_fragment(r) for r in later]
         )
 
-    def last_owner_chat_at(self) -> datetime | None:
+    def last_owner_chat_at(self, until: datetime | None = None) -> datetime | None:
         q = sa.select(sa.func.max(fragments.c.captured_at)).where(
             fragments.c.kind == Kind.CHAT.value, fragments.c.author == Author.OWNER.value
         )
+        if until is not None:  # a message dated in the future says nothing about the owner's activity
+            q = q.where(fragments.c.captured_at <= sa.literal(until, fragments.c.captured_at.type))
         value: datetime | None = self._conn.execute(q).scalar()  # max() keeps the column's type
         return value
 

@@ -1,36 +1,37 @@
-"""Opening the store: a private data dir, a private SQLite file, WAL, migrations."""
+"""Opening the store: a private data dir, a private SQLite file, WAL, migrations.
+
+Every string bound to a statement passes `clean_text` (a lone surrogate would make
+SQLite's UTF-8 encoding raise), JSON included; SQLAlchemy never puts parameters in
+its error messages (they are the owner's messages). A store that a newer version
+migrated, a damaged file, a full disk or a read-only folder each give one line.
+"""
 
 from __future__ import annotations
 
-import os
+import contextlib
+import json
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from persona_desktop.errors import PersonaError
+from persona_desktop.adapters.store.failures import store_failure
+from persona_desktop.domain.text_clean import clean_text, clean_value, has_lone_surrogate
+from persona_desktop.errors import PersonaError, StoreCorruptError, StoreError
+from persona_desktop.private_files import ensure_private_dir, ensure_private_file
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 DB_FILE = "persona.sqlite3"
+DAMAGED_MARK = "store-damaged"  # written when SQLite reports damage; the store then opens read-only
 # The newest migration. Checked against the migration scripts by a test, it lets a store
 # that is up to date open without importing Alembic at all (~17 MB less in the tray app).
-SCHEMA_HEAD = "0003"
+SCHEMA_HEAD = "0004"
+BUSY_TIMEOUT_S = 15.0
 _MIGRATIONS = Path(__file__).with_name("migrations")
-
-
-def ensure_private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
-    return path
-
-
-def _ensure_private_file(path: Path) -> None:
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-    os.close(fd)
-    os.chmod(path, 0o600)
 
 
 def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -40,13 +41,47 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=15000")
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 
 
+def _on_connect_read_only(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+    dbapi_connection.isolation_level = None
+    dbapi_connection.execute("PRAGMA query_only=ON")
+
+
 def _on_begin(conn: sa.Connection) -> None:
     conn.exec_driver_sql(conn.info.pop("begin_sql", "BEGIN"))
+
+
+def _clean_row(row: Any) -> Any:
+    if isinstance(row, tuple | list):
+        if any(isinstance(v, str) and has_lone_surrogate(v) for v in row):
+            return type(row)(clean_text(v) if isinstance(v, str) else v for v in row)
+        return row
+    if isinstance(row, dict) and any(isinstance(v, str) and has_lone_surrogate(v) for v in row.values()):
+        return {k: clean_text(v) if isinstance(v, str) else v for k, v in row.items()}
+    return row
+
+
+def _clean_parameters(
+    _conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, executemany: bool
+) -> tuple[str, Any]:
+    """Text normalization at the store boundary: no lone surrogate ever reaches SQLite."""
+    if executemany and isinstance(parameters, Sequence):
+        return statement, [_clean_row(p) for p in parameters]
+    return statement, _clean_row(parameters)
+
+
+def _json_dumps(value: Any) -> str:
+    # Not ASCII-escaped: an escaped lone surrogate ("\\ud800") would survive the store and
+    # break whoever prints it later; written raw, `_clean_parameters` replaces it.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_loads(text: str) -> Any:
+    value = json.loads(text)
+    return clean_value(value) if "\\u" in text else value  # old rows may hold escaped surrogates
 
 
 def _alembic_config() -> Config:
@@ -57,49 +92,156 @@ def _alembic_config() -> Config:
     return cfg
 
 
-def create_engine(db_path: Path) -> sa.Engine:
+def create_engine(
+    db_path: Path, *, read_only: bool = False, busy_timeout_s: float | None = None
+) -> sa.Engine:
+    """`busy_timeout_s`: how long a writer waits for another one's lock (default `BUSY_TIMEOUT_S`)."""
+    busy_timeout_s = BUSY_TIMEOUT_S if busy_timeout_s is None else busy_timeout_s
+    url = f"sqlite:///file:{db_path}?mode=ro&uri=true" if read_only else f"sqlite:///{db_path}"
     engine = sa.create_engine(
-        f"sqlite:///{db_path}",
-        connect_args={"check_same_thread": False, "timeout": 15},
+        url,
+        connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
         pool_size=4,
         max_overflow=4,
+        hide_parameters=True,
+        json_serializer=_json_dumps,
+        json_deserializer=_json_loads,
     )
-    sa.event.listen(engine, "connect", _on_connect)
+    sa.event.listen(engine, "connect", _on_connect_read_only if read_only else _on_connect)
     sa.event.listen(engine, "begin", _on_begin)
+    sa.event.listen(engine, "before_cursor_execute", _clean_parameters, retval=True)
     return engine
 
 
-def upgrade(engine: sa.Engine) -> None:
-    """Bring the schema to the newest revision; cheap when it already is."""
+def is_read_only(engine: sa.Engine) -> bool:
+    return engine.url.query.get("mode") == "ro"
+
+
+def db_path_of(engine: sa.Engine) -> Path:
+    name = engine.url.database or ""
+    return Path(name.removeprefix("file:"))
+
+
+def _current_revision(engine: sa.Engine) -> str | None:
     with engine.connect() as conn:
         has_table = conn.exec_driver_sql(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
         ).first()
-        current = (
+        value = (
             conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() if has_table else None
         )
+    return None if value is None else str(value)
+
+
+class NewerStoreError(StoreError):
+    """The store was migrated by a newer version of Persona Desktop."""
+
+
+def upgrade(engine: sa.Engine) -> None:
+    """Bring the schema to the newest revision; cheap when it already is.
+
+    Migrations run with foreign keys off (on one connection, set before its
+    transaction, as SQLite requires): rebuilding a table to add AUTOINCREMENT drops
+    the old one, which would otherwise cascade or trip a RESTRICT.
+    """
+    current = _current_revision(engine)
     if current == SCHEMA_HEAD:
         return
     from alembic import command
+    from alembic.script import ScriptDirectory
 
     cfg = _alembic_config()
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
+    if current is not None:
+        known = {rev.revision for rev in ScriptDirectory.from_config(cfg).walk_revisions()}
+        if current not in known:
+            raise NewerStoreError(
+                f"this data dir ({db_path_of(engine).parent}) was written by a newer version of Persona "
+                f"Desktop (store schema {current}; this version knows up to {SCHEMA_HEAD}): update "
+                "Persona Desktop, or choose another --data-dir"
+            )
+    _migrate(engine, lambda cfg: command.upgrade(cfg, "head"))
+
+
+def _migrate(engine: sa.Engine, step: Callable[[Config], None]) -> None:
+    """Run alembic on one connection with foreign keys off (set before its transaction)."""
+    cfg = _alembic_config()
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert isinstance(raw, sqlite3.Connection)
+        raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                cfg.attributes["connection"] = conn
+                step(cfg)
+        finally:
+            raw.execute("PRAGMA foreign_keys=ON")
+
+
+def downgrade(engine: sa.Engine, revision: str) -> None:
+    """Take the schema back to `revision` (development and tests), under the same rules as upgrade."""
+    from alembic import command
+
+    _migrate(engine, lambda cfg: command.downgrade(cfg, revision))
+
+
+def mark_damaged(db_path: Path) -> None:
+    """Remember that SQLite found damage: later opens are read-only until a check passes."""
+    with contextlib.suppress(OSError):
+        (db_path.parent / DAMAGED_MARK).write_text("SQLite reported this store damaged\n", encoding="utf-8")
+
+
+def _still_damaged(engine: sa.Engine, db_path: Path) -> bool:
+    """A full integrity check, only for a store marked damaged (it reads every page)."""
+    try:
+        with engine.connect() as conn:
+            verdict = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
+    except sa.exc.DBAPIError:
+        return True
+    if verdict == "ok":
+        with contextlib.suppress(OSError):
+            (db_path.parent / DAMAGED_MARK).unlink()
+        return False
+    return True
 
 
 def open_database(data_dir: Path) -> sa.Engine:
-    """Create the data dir (0700) and database (0600) if needed, migrate, return the engine."""
-    try:
-        ensure_private_dir(data_dir)
-        db_path = data_dir / DB_FILE
-        _ensure_private_file(db_path)
-    except OSError as exc:
-        raise PersonaError(f"cannot create the data dir {data_dir}: {exc.strerror}") from None
+    """Create the data dir (0700) and database (0600) if needed, migrate, return the engine.
+
+    A damaged store that can still be read is opened read-only (`is_read_only`), so
+    the owner can get their data out; anything that writes is refused with the reason.
+    """
+    ensure_private_dir(data_dir)
+    db_path = data_dir / DB_FILE
+    ensure_private_file(db_path, "the store")
     engine = create_engine(db_path)
+    if (data_dir / DAMAGED_MARK).exists() and _still_damaged(engine, db_path):
+        engine.dispose()
+        fallback = _open_read_only(db_path)
+        if fallback is not None:
+            return fallback
+        engine = create_engine(db_path)
     try:
         upgrade(engine)
-    except sa.exc.DatabaseError as exc:
+    except sa.exc.DBAPIError as exc:
         engine.dispose()
-        raise PersonaError(f"the database {db_path} cannot be opened: {exc.orig}") from None
+        failure = store_failure(exc, db_path)
+        if failure is None:
+            raise PersonaError(f"the store {db_path} cannot be opened: {exc.orig}") from None
+        if isinstance(failure, StoreCorruptError) and "malformed" in str(failure):
+            mark_damaged(db_path)
+            fallback = _open_read_only(db_path)
+            if fallback is not None:
+                return fallback
+        raise failure from None
     return engine
+
+
+def _open_read_only(db_path: Path) -> sa.Engine | None:
+    engine = create_engine(db_path, read_only=True)
+    try:
+        if _current_revision(engine) == SCHEMA_HEAD:
+            return engine
+    except sa.exc.DBAPIError:
+        pass
+    engine.dispose()
+    return None

@@ -21,6 +21,48 @@ from persona_desktop.domain.model import (
 )
 
 _OPEN = (CandidateStatus.PENDING.value,)
+_b = sa.bindparam
+
+# Statements the sleep cycle runs per candidate, built once: building a Core statement
+# costs more than running it on SQLite, and these run hundreds of times a night.
+_ADD = candidates.insert()
+_GET = sa.select(candidates).where(candidates.c.id == _b("id"))
+_OPEN_BY_KEY = (
+    sa.select(candidates)
+    .where(candidates.c.key == _b("key"), candidates.c.subject == _b("subject"))
+    .where(candidates.c.status.in_(_OPEN))
+    .order_by(candidates.c.id)
+    .limit(1)
+)
+_UNSCORED = sa.select(candidates).where(candidates.c.scored.is_(False)).order_by(candidates.c.id)
+_MARK_UNSCORED = candidates.update().where(candidates.c.id == _b("cid")).values(scored=False)
+_REJECTED_REFS = (
+    candidates.update()
+    .where(candidates.c.id == _b("cid"))
+    .values(refs_rejected=candidates.c.refs_rejected + _b("count"))
+)
+_SET_PAYLOAD = candidates.update().where(candidates.c.id == _b("cid"))
+_SET_SCORED = candidates.update().where(candidates.c.id == _b("cid"))
+_EVIDENCE_IDS = sa.select(evidence.c.fragment_id).where(evidence.c.candidate_id == _b("cid"))
+_ADD_EVIDENCE = evidence.insert()
+_EVIDENCE = (
+    sa.select(fragments)
+    .join(evidence, evidence.c.fragment_id == fragments.c.id)
+    .where(evidence.c.candidate_id == _b("cid"))
+    .order_by(fragments.c.captured_at, fragments.c.id)
+)
+_EVIDENCE_RUNS = sa.select(sa.func.count(sa.distinct(evidence.c.run_id))).where(
+    evidence.c.candidate_id == _b("cid"), evidence.c.run_id.is_not(None)
+)
+_REFUSED = sa.union_all(
+    sa.select(candidates.c.id).where(
+        candidates.c.key == _b("key"), candidates.c.status == CandidateStatus.REJECTED.value
+    ),
+    sa.select(facts.c.id).where(facts.c.key == _b("key"), facts.c.status == FactStatus.REVERTED.value),
+).limit(1)
+_COUNT_STATUS = sa.select(sa.func.count()).select_from(candidates).where(candidates.c.status == _b("status"))
+_ADD_FACT = facts.insert()
+_GET_FACT = sa.select(facts).where(facts.c.id == _b("id"))
 
 
 def _candidate(row: Any) -> Candidate:
@@ -78,35 +120,30 @@ class SqlCandidates:
         created_at: datetime,
     ) -> int:
         result = self._conn.execute(
-            candidates.insert().values(
-                statement=statement,
-                subject=subject.value,
-                key=key,
-                category=category,
-                origin=origin,
-                run_id=run_id,
-                status=CandidateStatus.PENDING.value,
-                signals={},
-                payload=payload,
-                supersedes_fact_id=supersedes_fact_id,
-                created_at=created_at,
-                scored=False,
-            )
+            _ADD,
+            {
+                "statement": statement,
+                "subject": subject.value,
+                "key": key,
+                "category": category,
+                "origin": origin,
+                "run_id": run_id,
+                "status": CandidateStatus.PENDING.value,
+                "signals": {},
+                "payload": payload,
+                "supersedes_fact_id": supersedes_fact_id,
+                "created_at": created_at,
+                "scored": False,
+            },
         )
         return int(result.inserted_primary_key[0])
 
     def get(self, candidate_id: int) -> Candidate | None:
-        row = self._conn.execute(sa.select(candidates).where(candidates.c.id == candidate_id)).first()
+        row = self._conn.execute(_GET, {"id": candidate_id}).first()
         return _candidate(row) if row else None
 
     def open_by_key(self, key: str, subject: Subject) -> Candidate | None:
-        row = self._conn.execute(
-            sa.select(candidates)
-            .where(candidates.c.key == key, candidates.c.subject == subject.value)
-            .where(candidates.c.status.in_(_OPEN))
-            .order_by(candidates.c.id)
-            .limit(1)
-        ).first()
+        row = self._conn.execute(_OPEN_BY_KEY, {"key": key, "subject": subject.value}).first()
         return _candidate(row) if row else None
 
     def all(self, status: CandidateStatus | None = None) -> list[Candidate]:
@@ -116,21 +153,16 @@ class SqlCandidates:
         return [_candidate(r) for r in self._conn.execute(q)]
 
     def unscored(self) -> list[Candidate]:
-        q = sa.select(candidates).where(candidates.c.scored.is_(False)).order_by(candidates.c.id)
-        return [_candidate(r) for r in self._conn.execute(q)]
+        return [_candidate(r) for r in self._conn.execute(_UNSCORED)]
 
     def mark_unscored(self, candidate_id: int) -> None:
-        self._conn.execute(candidates.update().where(candidates.c.id == candidate_id).values(scored=False))
+        self._conn.execute(_MARK_UNSCORED, {"cid": candidate_id})
 
     def note_rejected_refs(self, candidate_id: int, count: int) -> None:
-        self._conn.execute(
-            candidates.update()
-            .where(candidates.c.id == candidate_id)
-            .values(refs_rejected=candidates.c.refs_rejected + count)
-        )
+        self._conn.execute(_REJECTED_REFS, {"cid": candidate_id, "count": count})
 
     def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None:
-        self._conn.execute(candidates.update().where(candidates.c.id == candidate_id).values(payload=payload))
+        self._conn.execute(_SET_PAYLOAD, {"cid": candidate_id, "payload": payload})
 
     def set_scored(
         self,
@@ -143,16 +175,16 @@ class SqlCandidates:
         supersedes_fact_id: int | None,
     ) -> None:
         self._conn.execute(
-            candidates.update()
-            .where(candidates.c.id == candidate_id)
-            .values(
-                status=status.value,
-                score=score,
-                signals=signals,
-                reason=reason,
-                supersedes_fact_id=supersedes_fact_id,
-                scored=True,
-            )
+            _SET_SCORED,
+            {
+                "cid": candidate_id,
+                "status": status.value,
+                "score": score,
+                "signals": signals,
+                "reason": reason,
+                "supersedes_fact_id": supersedes_fact_id,
+                "scored": True,
+            },
         )
 
     def set_status(
@@ -171,27 +203,17 @@ class SqlCandidates:
     def add_evidence(self, candidate_id: int, fragment_ids: Sequence[int], run_id: int | None) -> int:
         if not fragment_ids:
             return 0
-        have = set(
-            self._conn.execute(
-                sa.select(evidence.c.fragment_id).where(evidence.c.candidate_id == candidate_id)
-            ).scalars()
-        )
+        have = set(self._conn.execute(_EVIDENCE_IDS, {"cid": candidate_id}).scalars())
         new = [fid for fid in dict.fromkeys(fragment_ids) if fid not in have]
         if new:
             self._conn.execute(
-                evidence.insert(),
+                _ADD_EVIDENCE,
                 [{"candidate_id": candidate_id, "fragment_id": fid, "run_id": run_id} for fid in new],
             )
         return len(new)
 
     def evidence(self, candidate_id: int) -> list[Fragment]:
-        q = (
-            sa.select(fragments)
-            .join(evidence, evidence.c.fragment_id == fragments.c.id)
-            .where(evidence.c.candidate_id == candidate_id)
-            .order_by(fragments.c.captured_at, fragments.c.id)
-        )
-        return [row_to_fragment(r) for r in self._conn.execute(q)]
+        return [row_to_fragment(r) for r in self._conn.execute(_EVIDENCE, {"cid": candidate_id})]
 
     def evidence_index(self, candidate_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
         out: dict[int, list[tuple[str, str]]] = {cid: [] for cid in candidate_ids}
@@ -217,17 +239,13 @@ class SqlCandidates:
 
     def evidence_documents(self, candidate_id: int) -> int:
         """In how many runs this candidate was found again (its consolidation)."""
-        q = sa.select(sa.func.count(sa.distinct(evidence.c.run_id))).where(
-            evidence.c.candidate_id == candidate_id, evidence.c.run_id.is_not(None)
-        )
-        return int(self._conn.execute(q).scalar_one())
+        return int(self._conn.execute(_EVIDENCE_RUNS, {"cid": candidate_id}).scalar_one())
 
     def count(self) -> int:
         return int(self._conn.execute(sa.select(sa.func.count()).select_from(candidates)).scalar_one())
 
     def count_status(self, status: CandidateStatus) -> int:
-        q = sa.select(sa.func.count()).select_from(candidates).where(candidates.c.status == status.value)
-        return int(self._conn.execute(q).scalar_one())
+        return int(self._conn.execute(_COUNT_STATUS, {"status": status.value}).scalar_one())
 
     def recent_statements(self, since: datetime, limit: int) -> list[str]:
         q = (
@@ -239,13 +257,7 @@ class SqlCandidates:
         return list(reversed(self._conn.execute(q).scalars().all()))
 
     def was_refused(self, key: str) -> bool:
-        rejected = sa.select(candidates.c.id).where(
-            candidates.c.key == key, candidates.c.status == CandidateStatus.REJECTED.value
-        )
-        reverted = sa.select(facts.c.id).where(
-            facts.c.key == key, facts.c.status == FactStatus.REVERTED.value
-        )
-        return self._conn.execute(sa.union_all(rejected, reverted).limit(1)).first() is not None
+        return self._conn.execute(_REFUSED, {"key": key}).first() is not None
 
     def citing_source(self, source_id: int) -> list[Candidate]:
         ids = (
@@ -273,21 +285,22 @@ class SqlFacts:
         valid_from: datetime,
     ) -> int:
         result = self._conn.execute(
-            facts.insert().values(
-                statement=statement,
-                subject=subject.value,
-                key=key,
-                category=category,
-                candidate_id=candidate_id,
-                status=FactStatus.APPLIED.value,
-                valid_from=valid_from,
-                created_at=self._now,
-            )
+            _ADD_FACT,
+            {
+                "statement": statement,
+                "subject": subject.value,
+                "key": key,
+                "category": category,
+                "candidate_id": candidate_id,
+                "status": FactStatus.APPLIED.value,
+                "valid_from": valid_from,
+                "created_at": self._now,
+            },
         )
         return int(result.inserted_primary_key[0])
 
     def get(self, fact_id: int) -> Fact | None:
-        row = self._conn.execute(sa.select(facts).where(facts.c.id == fact_id)).first()
+        row = self._conn.execute(_GET_FACT, {"id": fact_id}).first()
         return _fact(row) if row else None
 
     def by_candidate(self, candidate_id: int) -> Fact | None:

@@ -9,6 +9,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from persona_desktop.domain.dates import as_utc
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(column_0_label)s",
@@ -18,11 +20,13 @@ metadata = sa.MetaData(
     }
 )
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+00:00"
-
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """Aware datetimes stored as fixed-width UTC ISO text, so text order is time order."""
+    """Aware datetimes stored as fixed-width UTC ISO text, so text order is time order.
+
+    ``2026-11-30T10:00:00.000000+00:00``; the year always has four digits (strftime's
+    ``%Y`` writes year 1 as ``1``, which sorted after 2026 and could not be read back).
+    """
 
     impl = sa.String(32)
     cache_ok = True
@@ -32,18 +36,31 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError("naive datetime given to the store; use an aware one")
-        return value.astimezone(UTC).strftime(_FORMAT)
+        return utc_text(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        return datetime.fromisoformat(value)  # the fixed format above is ISO 8601; this is C-fast
+        return parse_utc_text(value)
 
 
 def utc_text(value: datetime) -> str:
-    return value.astimezone(UTC).strftime(_FORMAT)
+    return as_utc(value).isoformat(timespec="microseconds")
 
 
+def parse_utc_text(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value)  # the fixed format above is ISO 8601; this is C-fast
+    except ValueError:
+        # A year written with fewer than four digits by an older version ("1-01-01T...").
+        year, _, rest = str(value).partition("-")
+        if not year.isdigit() or not rest:
+            raise
+        return datetime.fromisoformat(f"{int(year):04d}-{rest}").astimezone(UTC)
+
+
+# AUTOINCREMENT (sources, fragments, revisions): a deleted row's id is never handed out
+# again, so an id the sleep cycle or the journal saw always means the same row.
 sources = sa.Table(
     "sources",
     metadata,
@@ -53,6 +70,7 @@ sources = sa.Table(
     sa.Column("label", sa.String, nullable=False),
     sa.Column("meta", sa.JSON, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
+    sqlite_autoincrement=True,
 )
 
 fragments = sa.Table(
@@ -70,9 +88,21 @@ fragments = sa.Table(
     sa.Column("session", sa.String, nullable=False),
     sa.Column("seq", sa.Integer, nullable=False, server_default="0"),
     sa.Column("inserted_at", UTCDateTime, nullable=False),
+    # The run that read it in phase 1 (0: read before this was recorded); NULL: unread.
+    sa.Column("read_run_id", sa.Integer),
     sa.Index("ix_fragments_captured_at", "captured_at"),
     sa.Index("ix_fragments_source_seq", "source_id", "seq"),
     sa.Index("ix_fragments_kind_author", "kind", "author", "captured_at"),
+    # Partial indexes over what is still unread: as small as the backlog, whatever the store's size.
+    sa.Index("ix_fragments_unread", "captured_at", "id", sqlite_where=sa.text("read_run_id IS NULL")),
+    sa.Index(
+        "ix_fragments_unread_group",
+        "source_id",
+        "session",
+        "captured_at",
+        sqlite_where=sa.text("read_run_id IS NULL"),
+    ),
+    sqlite_autoincrement=True,
 )
 
 sleep_runs = sa.Table(
@@ -94,13 +124,6 @@ leases = sa.Table(
     sa.Column("name", sa.String, primary_key=True),
     sa.Column("holder", sa.String, nullable=False),
     sa.Column("expires_at", UTCDateTime, nullable=False),
-)
-
-cursors = sa.Table(
-    "cursors",
-    metadata,
-    sa.Column("name", sa.String, primary_key=True),
-    sa.Column("value", sa.String, nullable=False),
 )
 
 extracted_documents = sa.Table(
@@ -188,7 +211,10 @@ revisions = sa.Table(
     sa.Column("entity_id", sa.Integer),
     sa.Column("run_id", sa.Integer),
     sa.Column("data", sa.JSON, nullable=False),
+    # sha256 over the previous entry's hash and this entry as stored (journal_chain.py).
+    sa.Column("hash", sa.String(64), nullable=False),
     sa.Index("ix_revisions_action", "action"),
+    sqlite_autoincrement=True,
 )
 
 key_values = sa.Table(

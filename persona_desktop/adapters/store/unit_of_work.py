@@ -1,17 +1,27 @@
-"""The unit of work: one SQLite transaction, committed explicitly, else rolled back."""
+"""The unit of work: one SQLite transaction, committed explicitly, else rolled back.
+
+A SQLite failure inside it (disk full, locked, damaged, read-only) leaves as a
+`StoreError` that names the store and says what to do; the transaction is rolled
+back, so nothing half-written stays.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
+from types import TracebackType
 
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
+from persona_desktop.adapters.store.database import db_path_of, is_read_only, mark_damaged
+from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
-from persona_desktop.adapters.store.runs import SqlCursors, SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
+from persona_desktop.adapters.store.runs import SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
 from persona_desktop.adapters.store.search import SqlEmbeddings, SqlSearch
 from persona_desktop.adapters.store.skills import SqlSkills
+from persona_desktop.errors import StoreCorruptError
 
 
 class SqlUnitOfWork:
@@ -27,10 +37,26 @@ class SqlUnitOfWork:
         self._conn: sa.Connection | None = None
         self._tx: sa.RootTransaction | None = None
 
+    def _translated(self, exc: BaseException) -> BaseException:
+        if not isinstance(exc, sa.exc.DBAPIError | sqlite3.Error):
+            return exc
+        db_path = db_path_of(self._engine)
+        failure = store_failure(exc, db_path, is_read_only(self._engine))
+        if isinstance(failure, StoreCorruptError):
+            mark_damaged(db_path)
+        return exc if failure is None else failure
+
     def __enter__(self) -> SqlUnitOfWork:
-        conn = self._engine.connect()
+        try:
+            conn = self._engine.connect()
+        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+            raise self._translated(exc) from exc
         conn.info["begin_sql"] = "BEGIN" if self._read_only else "BEGIN IMMEDIATE"
-        self._tx = conn.begin()
+        try:
+            self._tx = conn.begin()
+        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+            conn.close()
+            raise self._translated(exc) from exc
         self._conn = conn
         now = self._clock()
         self.sources = SqlSources(conn, now)
@@ -40,7 +66,6 @@ class SqlUnitOfWork:
         self.observations = SqlObservations(conn)
         self.runs = SqlRuns(conn)
         self.leases = SqlLeases(conn)
-        self.cursors = SqlCursors(conn)
         self.kv = SqlKeyValues(conn)
         self.journal = SqlJournal(conn)
         self.skills = SqlSkills(conn)
@@ -50,14 +75,28 @@ class SqlUnitOfWork:
 
     def commit(self) -> None:
         assert self._tx is not None, "commit() outside of `with`"
-        self._tx.commit()
+        try:
+            self._tx.commit()
+        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+            raise self._translated(exc) from exc
 
-    def __exit__(self, *exc: object) -> None:
-        if self._tx is not None and self._tx.is_active:
-            self._tx.rollback()
-        if self._conn is not None:
-            self._conn.close()
-        self._tx = self._conn = None
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if self._tx is not None and self._tx.is_active:
+                self._tx.rollback()
+            if self._conn is not None:
+                self._conn.close()
+        except (sa.exc.DBAPIError, sqlite3.Error):
+            if exc is None:
+                raise
+        finally:
+            self._tx = self._conn = None
+        if exc is not None:
+            translated = self._translated(exc)
+            if translated is not exc:
+                raise translated from exc
 
     @property
     def connection(self) -> sa.Connection:

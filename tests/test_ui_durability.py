@@ -1,0 +1,97 @@
+"""The app's side of durability: the crash dialog, the journal warning, the history backlog."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.adapters.store.database import DB_FILE
+from persona_desktop.app import CrashDialog, install_crash_hook
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.crash_hook import CrashHook
+from persona_desktop.ui.shell import Shell
+from tests.conftest import Cli, chat_line, write_jsonl
+from tests.ui_support import shell, ui_ctx
+
+__all__ = ["shell", "ui_ctx"]
+
+
+@pytest.fixture
+def crash(data_dir: Path, qapp: QApplication) -> Iterator[tuple[CrashHook, CrashDialog]]:
+    hook, dialog = install_crash_hook(data_dir)
+    yield hook, dialog
+    hook.uninstall()
+    if dialog.box is not None:
+        dialog.box.close()
+    qapp.processEvents()
+
+
+def test_an_uncaught_exception_shows_a_dialog_and_is_logged(
+    crash: tuple[CrashHook, CrashDialog], data_dir: Path, qtbot: QtBot
+) -> None:
+    hook, dialog = crash
+    try:
+        raise RuntimeError("a bug that quotes 'I am allergic to peanuts'")
+    except RuntimeError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    qtbot.waitUntil(lambda: dialog.box is not None and dialog.box.isVisible(), timeout=5000)
+    assert dialog.box is not None
+    text = dialog.box.text()
+    assert "internal error (RuntimeError)" in text and "peanuts" not in text
+    log = data_dir / "logs" / "persona-desktop.log"
+    assert "Traceback" in log.read_text() and "peanuts" in log.read_text()
+
+    def worker() -> None:
+        raise ValueError("from a worker thread")
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: len(dialog.shown) == 2, timeout=5000)
+    assert "internal error (ValueError)" in dialog.shown[1]
+    assert "1 more error(s) since" in dialog.box.informativeText()  # one dialog, not a pile
+    assert hook.seen == 2
+
+
+def test_a_tampered_journal_is_a_warning_in_the_tray(
+    runtime: Runtime, shell: Shell, data_dir: Path, qtbot: QtBot
+) -> None:
+    with runtime.uow() as uow:
+        for i in range(3):
+            uow.journal.append(at=runtime.clock.now(), actor="test", action=f"probe.{i}", entity="none")
+        uow.commit()
+    raw = sqlite3.connect(data_dir / DB_FILE, isolation_level=None)
+    raw.execute("DROP TRIGGER revisions_no_update")
+    raw.execute("""UPDATE revisions SET data = '{"forged": true}' WHERE id = 2""")
+    raw.close()
+    with qtbot.waitSignal(shell.warned, timeout=10_000) as warned:
+        shell.check_journal()
+    title, message = warned.args
+    assert "journal warning" in title
+    assert "revisions_no_update" in message
+    assert "WARNING: the journal was tampered with" in shell.describe()
+
+
+def test_an_intact_journal_says_nothing(runtime: Runtime, shell: Shell, qtbot: QtBot) -> None:
+    with qtbot.assertNotEmitted(shell.warned, wait=300):
+        shell.check_journal()
+        qtbot.waitUntil(lambda: not shell.ops.busy(), timeout=5000)
+    assert "WARNING" not in shell.describe()
+
+
+def test_the_tooltip_shows_the_history_backlog(
+    runtime: Runtime, shell: Shell, cli: Cli, tmp_path: Path, qtbot: QtBot
+) -> None:
+    old = [chat_line(str(i), f"old message {i}", ago=timedelta(days=40 + i)) for i in range(5)]
+    assert cli("ingest", "chat", str(write_jsonl(tmp_path / "old.jsonl", old))).code == 0
+    shell.refresh_counts()
+    qtbot.waitUntil(lambda: shell.backlog is not None and shell.backlog.history_left == 5, timeout=5000)
+    assert "history: 5 of 5 older messages left to read" in shell.describe()
