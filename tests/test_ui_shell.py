@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -181,6 +182,29 @@ def test_first_run_keeps_everything_off(ui_ctx: UiContext, shell: Shell, qtbot: 
     assert saved.get("app.first_run_done") is True
     for key in ("sleep.enabled", "capture.screen_enabled", "capture.speech_enabled"):
         assert saved.get(key) is False
+    assert shell.state() is TrayState.OFF
+
+
+@pytest.mark.parametrize("how", ["escape", "close"])
+def test_closing_the_first_run_dialog_turns_nothing_on(
+    ui_ctx: UiContext, shell: Shell, qtbot: QtBot, how: str
+) -> None:
+    """Ticked boxes are a draft: Esc or the window's close button must apply none of them."""
+    dialog = shell.open_first_run()
+    qtbot.waitExposed(dialog)
+    for box in (dialog.screen_box, dialog.speech_box, dialog.sleep_box):
+        box.setChecked(True)
+    if how == "escape":
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    else:
+        dialog.close()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=TIMEOUT)
+    assert not shell.capture.is_enabled("screen") and not shell.capture.is_enabled("speech")
+    assert ui_ctx.settings.get("sleep.enabled") is False
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    for key in ("sleep.enabled", "capture.screen_enabled", "capture.speech_enabled"):
+        assert saved.get(key) is False, key
+    assert saved.get("app.first_run_done") is True  # seen: it does not come back at every start
     assert shell.state() is TrayState.OFF
 
 

@@ -93,7 +93,11 @@ class FirstRunDialog(QDialog):
         super().accept()
 
     def reject(self) -> None:
-        self._apply()  # closing the window keeps everything off, and never asks again
+        """Esc or the close button: the ticks were a draft, nothing is switched on.
+
+        The explanation counts as seen, so it does not come back at every start."""
+        self._ctx.settings.set("app.first_run_done", True)
+        self._ctx.save_settings()
         super().reject()
 
     def _apply(self) -> None:
