@@ -7,6 +7,9 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
@@ -62,6 +65,45 @@ def test_weights_are_kept_summing_to_one(dialog: SettingsDialog) -> None:
         0.24 / 0.06, rel=0.05
     )
     assert "1.000" in dialog.weight_sum.text()
+
+
+def _wheel(widget: QWidget, steps: int = -3) -> None:
+    """What a mouse wheel sends to the widget under the pointer (down by `steps` notches)."""
+    center = QPointF(widget.rect().center())
+    for _ in range(abs(steps)):
+        event = QWheelEvent(
+            center,
+            QPointF(widget.mapToGlobal(center.toPoint())),
+            QPoint(0, 0),
+            QPoint(0, 120 if steps > 0 else -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_scrolls_the_page_and_leaves_unfocused_numbers_alone(
+    dialog: SettingsDialog, qtbot: QtBot
+) -> None:
+    """Scrolling over the form must not edit what passes under the pointer."""
+    qtbot.waitExposed(dialog)
+    before = {k: f.raw() for k, f in dialog.fields.items()}
+    dialog.buttons.setFocus()
+    for field in dialog.fields.values():
+        if not field.widget.hasFocus():
+            _wheel(field.widget)
+            for child in field.widget.findChildren(QWidget):
+                _wheel(child)
+    after = {k: f.raw() for k, f in dialog.fields.items()}
+    assert after == before
+    # a field the owner clicked into still takes the wheel
+    spin = dialog.fields["sleep.quiet_minutes"].widget
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=TIMEOUT)
+    _wheel(spin, steps=2)
+    assert dialog.fields["sleep.quiet_minutes"].raw() == 62
 
 
 def test_ok_saves_every_change_to_the_file(dialog: SettingsDialog, ui_ctx: UiContext, qtbot: QtBot) -> None:

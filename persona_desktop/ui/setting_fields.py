@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTime, Signal
+from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QDoubleSpinBox,
     QLineEdit,
     QSpinBox,
@@ -48,6 +50,41 @@ def label_for(key: str) -> str:
     return tail[:1].upper() + tail[1:]
 
 
+class _WheelOnlyWhenFocused:
+    """A number or time field that ignores the wheel unless the owner clicked into it.
+
+    Otherwise scrolling the settings page edits whatever passes under the pointer
+    (a weight went 0.100 -> 0.020 that way, and the others were rescaled with it).
+    The ignored event goes on to the scroll area, which scrolls."""
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if self.hasFocus():  # type: ignore[attr-defined]
+            super().wheelEvent(event)  # type: ignore[misc]
+        else:
+            event.ignore()
+
+
+class SpinBox(_WheelOnlyWhenFocused, QSpinBox):
+    pass
+
+
+class DoubleSpinBox(_WheelOnlyWhenFocused, QDoubleSpinBox):
+    pass
+
+
+class TimeEdit(_WheelOnlyWhenFocused, QTimeEdit):
+    pass
+
+
+class ComboBox(_WheelOnlyWhenFocused, QComboBox):
+    pass
+
+
+def _no_wheel_focus(widget: QWidget) -> QWidget:
+    widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # the wheel never focuses it either
+    return widget
+
+
 class Field(QObject):
     """A setting's editor: `raw()` is what the owner typed, `error` what is wrong with it."""
 
@@ -68,12 +105,14 @@ class Field(QObject):
             box.toggled.connect(lambda _=False: self.edited.emit(self.key))
             return box
         if s.kind is int:
-            spin = QSpinBox()
+            spin = SpinBox()
+            _no_wheel_focus(spin)
             spin.setRange(int(s.minimum if s.minimum is not None else -(2**31)), int(s.maximum or 2**31 - 1))
             spin.valueChanged.connect(lambda _=0: self.edited.emit(self.key))
             return spin
         if s.kind is float:
-            dspin = QDoubleSpinBox()
+            dspin = DoubleSpinBox()
+            _no_wheel_focus(dspin)
             is_weight = s.key.startswith("sleep.weights.")
             dspin.setDecimals(3 if is_weight or (s.maximum or 0) <= 1 else 1)
             dspin.setSingleStep(0.01 if (s.maximum or 0) <= 1 else 1.0)
@@ -83,7 +122,8 @@ class Field(QObject):
             dspin.valueChanged.connect(lambda _=0.0: self.edited.emit(self.key))
             return dspin
         if s.pattern is not None and s.pattern_help == "a time as HH:MM":
-            t = QTimeEdit()
+            t = TimeEdit()
+            _no_wheel_focus(t)
             t.setDisplayFormat("HH:mm")
             t.timeChanged.connect(lambda _=None: self.edited.emit(self.key))
             return t
