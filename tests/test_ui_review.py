@@ -11,10 +11,12 @@ from pytestqt.qtbot import QtBot
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import FactStatus
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.evidence_view import EvidenceCard
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from tests.ui_support import (
     Seeded,
+    answer_modal,
     candidate_status,
     journal_actions,
     seed_media_evidence,
@@ -74,7 +76,7 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
     assert card.item.fragment.ref == seeded.fragment_refs[0]
     assert [f.ref for f in card.item.context][:2] == seeded.fragment_refs[:2]  # the chat around it
     assert "relevance" in review.detail.text() and "0.55" in review.detail.text()
-    score_tip = review.pending.data(review.pending.index(0, 2), Qt.ItemDataRole.ToolTipRole)
+    score_tip = review.pending.data(review.pending.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "recency: 0.95" in score_tip
 
 
@@ -215,7 +217,7 @@ def test_memory_search_and_why(memory: MemoryBrowser, seeded: Seeded, qtbot: QtB
     prov = shown.args[0]
     assert prov.fact.id == memory.facts.key_at(0)
     assert prov.evidence and prov.evidence[0].source_label == "Saved messages"
-    assert "candidate.applied" in memory.why_label.text()
+    assert "Automatic rule added to memory" in memory.why_label.text()
     assert seeded.source_id in memory.forget_buttons
 
 
@@ -226,6 +228,7 @@ def test_memory_revert_and_forget_source_are_journaled(
     with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
         memory.reload()
     memory.select_fact(seeded.applied[0])
+    answer_modal("Revert")
     with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
         memory.revert_selected()
     assert journal_actions(runtime)[-1] == "fact.reverted"
@@ -237,6 +240,86 @@ def test_memory_revert_and_forget_source_are_journaled(
         assert uow.fragments.of_source(other.source_id) == []
         assert uow.facts.get(other.applied[0]).status is FactStatus.REVERTED  # type: ignore[union-attr]
         assert uow.fragments.of_source(seeded.source_id) != []  # the other source is untouched
+
+
+def test_memory_selecting_another_fact_never_leaves_the_old_forget_button(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    """One click on a button left over from the previous fact would forget the wrong source."""
+    other = seed_memory(runtime, pending=0, applied=1, observations=0, key="chat:test:bob", label="Bob")
+    with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
+        memory.reload()
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        memory.select_fact(seeded.applied[0])
+    assert list(memory.forget_buttons) == [seeded.source_id]
+    memory.select_fact(other.applied[0])
+    # at once, before the new fact's sources have been read: nothing of the old one is left
+    assert memory.forget_buttons == {} and memory.forget_day_buttons == {}
+    assert "Saved messages" not in memory.why_label.text()
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        pass
+    assert list(memory.forget_buttons) == [other.source_id]
+    memory.table.clearSelection()  # nothing selected: nothing to act on
+    assert memory.forget_buttons == {} and "Bob" not in memory.why_label.text()
+
+
+def test_memory_screen_evidence_fits_the_pane(
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+) -> None:
+    with runtime.uow.read() as uow:
+        fact = uow.facts.get(seeded.applied[0])
+    assert fact is not None and fact.candidate_id is not None
+    seed_media_evidence(runtime, fact.candidate_id)
+    window = MemoryBrowser(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.provenance_shown, timeout=TIMEOUT):
+        window.select_fact(seeded.applied[0])
+    qtbot.waitUntil(lambda: window.why_box.count() > 0, timeout=TIMEOUT)
+    qtbot.wait(50)  # one layout pass
+    pane = window.pane.scroll
+    inner = pane.widget()
+    assert inner.width() <= pane.viewport().width(), "the evidence is cut off on the right"
+    screen_cards = [c for c in window.findChildren(EvidenceCard) if c.image_label is not None]
+    assert screen_cards
+    image = screen_cards[0].image_label
+    assert image is not None and image.mapTo(inner, image.rect().topRight()).x() <= pane.viewport().width()
+    window.shutdown()
+
+
+def test_memory_revert_asks_first_and_can_be_undone(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    fid = seeded.applied[0]
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        memory.select_fact(fid)
+    statement = memory.provenance.fact.statement  # type: ignore[union-attr]
+    asked = answer_modal("Cancel")
+    memory.revert_button.click()
+    qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
+    assert statement in asked.text
+    qtbot.waitUntil(lambda: not memory.ops.busy(), timeout=TIMEOUT)
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED  # cancelled: nothing happened
+    asked = answer_modal("Revert")
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.revert_button.click()
+    assert asked.asked and _fact_status(runtime, fid) is FactStatus.REVERTED
+    assert statement in memory.status.text()
+    assert memory.undo_button.isVisible()
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.undo_button.click()
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED
+    assert journal_actions(runtime)[-2:] == ["fact.reverted", "decision.undone"]
+    assert not memory.undo_button.isVisible()
+
+
+def _fact_status(rt: Runtime, fact_id: int) -> FactStatus:
+    with rt.uow.read() as uow:
+        fact = uow.facts.get(fact_id)
+    assert fact is not None
+    return fact.status
 
 
 def test_qt_model_calls_keep_python_singletons_alive(qapp: object) -> None:

@@ -245,6 +245,60 @@ def assert_nothing_running(sh: Shell) -> None:
     assert QThreadPool.globalInstance().activeThreadCount() == 0
 
 
+# --- answering a modal question the way the owner would ---------------------------------------
+
+
+@dataclass
+class Answered:
+    """What the modal dialog said, once `answer_modal` clicked one of its buttons."""
+
+    title: str = ""
+    text: str = ""
+    buttons: list[str] = field(default_factory=list)
+
+    @property
+    def asked(self) -> bool:
+        return bool(self.buttons)
+
+
+def answer_modal(button: str, timeout_ms: int = 5000) -> Answered:
+    """Click the button labelled `button` (mnemonic '&' ignored) of the next modal dialog.
+
+    Call before the action that opens the dialog: a timer polls for the modal widget
+    (which spins its own event loop), records its words and clicks. If no dialog
+    opens, `asked` stays False."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QAbstractButton, QMessageBox
+
+    seen = Answered()
+    timer = QTimer()
+    timer.setInterval(20)
+    left = [timeout_ms // 20]
+
+    def poll() -> None:
+        left[0] -= 1
+        modal = QApplication.activeModalWidget()
+        if modal is None:
+            if left[0] <= 0:
+                timer.stop()
+            return
+        timer.stop()
+        seen.title = modal.windowTitle()
+        if isinstance(modal, QMessageBox):
+            seen.text = modal.text() + "\n" + modal.informativeText()
+        labels = {b.text().replace("&", ""): b for b in modal.findChildren(QAbstractButton) if b.isVisible()}
+        seen.buttons = list(labels)
+        if button not in labels:
+            modal.close()
+            raise AssertionError(f"no button {button!r} in {seen.buttons}")
+        labels[button].click()
+
+    timer.timeout.connect(poll)
+    timer.start()
+    seen._timer = timer  # type: ignore[attr-defined]  # kept alive as long as the answer
+    return seen
+
+
 # --- an X server with a tray, for the xvfb tests --------------------------------------------
 
 

@@ -15,11 +15,9 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
@@ -40,7 +38,7 @@ from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
-from persona_desktop.ui.layouts import list_with_detail
+from persona_desktop.ui.layouts import list_with_detail, make_table
 from persona_desktop.ui.review_columns import (
     CANDIDATE_COLUMNS,
     FACT_COLUMNS,
@@ -73,25 +71,6 @@ SHOW, DECIDE, FILL = 20, 10, 0
 class Outcome:
     done: list[int]
     errors: list[str]
-
-
-def make_table(model: RecordTableModel[Any], widths: list[int]) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.verticalHeader().setVisible(False)
-    view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
-    header = view.horizontalHeader()
-    header.setHighlightSections(False)
-    for i, w in enumerate(widths):
-        view.setColumnWidth(i, w)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    return view
 
 
 class EditDialog(QDialog):
@@ -162,15 +141,15 @@ class ReviewWindow(QMainWindow):
         self._side_timer.timeout.connect(lambda: self._reload_side_tabs(FILL))
         self.tabs.addTab(self._waiting_tab(), "Waiting")
         self.tabs.addTab(self._recent_tab(), "Recently applied")
-        self.history_table = make_table(self.journal, [140, 70, 150, 110, 300])
-        self.history_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        self.history_table.horizontalHeader().setStretchLastSection(True)
+        self.history_table = make_table(
+            self.journal, ["2026-11-30 16:27", "Sleep cycle", "asked for your review", None]
+        )
         self.tabs.addTab(
             self._labelled(self.history_table, "The decision journal, newest first. Read-only."), "History"
         )
-        self.observations_table = make_table(self.observations, [140, 500, 200])
-        self.observations_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.observations_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        self.observations_table = make_table(
+            self.observations, ["2026-11-30 16:27", None, "a few themes here"]
+        )
         self.observations_table.setWordWrap(True)
         banner = self._labelled(self.observations_table, OBSERVATIONS_BANNER, warn=True)
         self.tabs.addTab(banner, "Observations (hypotheses)")
@@ -185,7 +164,10 @@ class ReviewWindow(QMainWindow):
     # --- layout -------------------------------------------------------------------------
 
     def _waiting_tab(self) -> QWidget:
-        self.pending_table = make_table(self.pending, [380, 60, 50, 65, 120])
+        self.pending_table = make_table(
+            self.pending,
+            [None, "Contradicts what is remembered", "someone else", "0.55", "12 lines in 3 places"],
+        )
         self.pending_table.selectionModel().currentRowChanged.connect(self._on_current_candidate)
         self.pending_table.verticalScrollBar().valueChanged.connect(lambda _v: self._fill_visible_summaries())
         self.pending_table.doubleClicked.connect(lambda _i: self.edit_and_approve())
@@ -198,16 +180,19 @@ class ReviewWindow(QMainWindow):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.undo_button)
-        split, self.detail, self.evidence_box = list_with_detail(
+        pane = list_with_detail(
             buttons, self.pending_table, "Select a candidate to see its score and evidence."
         )
+        split, self.detail, self.evidence_box = pane.split, pane.label, pane.box
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([720, 380])
         return split
 
     def _recent_tab(self) -> QWidget:
-        self.recent_table = make_table(self.recent, [380, 60, 120, 115, 70, 65])
+        self.recent_table = make_table(
+            self.recent, [None, "added automatically", "2026-11-30 16:27", "Sources"]
+        )
         row = QHBoxLayout()
         self.revert_button = self._button("Revert (V)", self.revert_selected)
         row.addWidget(QLabel("Facts added in the last 7 days, including what the policy applied overnight."))
