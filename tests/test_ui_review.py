@@ -6,10 +6,11 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
-from persona_desktop.domain.model import FactStatus
+from persona_desktop.domain.model import CandidateStatus, FactStatus
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import EvidenceCard
 from persona_desktop.ui.memory_browser import MemoryBrowser
@@ -63,7 +64,7 @@ def _fact_of(rt: Runtime, cid: int) -> tuple[str, str] | None:
 
 
 def test_window_shows_every_tab_and_the_evidence_with_its_context(
-    review: ReviewWindow, seeded: Seeded
+    review: ReviewWindow, seeded: Seeded, qtbot: QtBot
 ) -> None:
     assert [v.candidate.id for v in review.pending.rows] == seeded.pending
     assert review.tabs.tabText(0) == "Waiting (4)"
@@ -71,11 +72,19 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
     assert {v.origin for v in review.recent.rows} == {"policy"}
     assert "hypotheses" in review.tabs.tabText(3).lower()
     assert len(review.observations.rows) == 1
+    assert review.journal.rows == []  # History: the owner's own decisions, and there are none yet
+    with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
+        review.full_journal.setChecked(True)  # the full journal, one click away
     assert review.journal.rows[0].action == "candidate.applied"  # newest first
     card = review.evidence_cards[0]
     assert card.item.fragment.ref == seeded.fragment_refs[0]
     assert [f.ref for f in card.item.context][:2] == seeded.fragment_refs[:2]  # the chat around it
-    assert "relevance" in review.detail.text() and "0.55" in review.detail.text()
+    detail = review.detail.text()
+    assert "How often it came up" in detail and "Score 0.55" in detail
+    assert "Not sure enough yet" in detail  # why it waits, in words
+    assert "relevance" not in detail  # the arithmetic waits behind a link
+    review.detail.linkActivated.emit("weights")
+    assert "0.30&times;relevance" in review.detail.text()
     score_tip = review.pending.data(review.pending.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "recency: 0.95" in score_tip
 
@@ -119,8 +128,10 @@ def test_approve_by_keyboard_writes_a_fact_and_the_journal(
     review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
 ) -> None:
     first = seeded.pending[0]
+    statement = review.pending.rows[0].candidate.statement
     _press(qtbot, review, Qt.Key.Key_A)
     assert candidate_status(runtime, first) == "approved"
+    assert review.status.text().startswith(f"Approved: \u201c{statement}\u201d")  # names the fact
     assert _fact_of(runtime, first) is not None
     assert journal_actions(runtime)[-1] == "candidate.approved"
     assert first not in [v.candidate.id for v in review.pending.rows]
@@ -175,7 +186,7 @@ def test_bulk_approve_every_selected_row(
     _press(qtbot, review, Qt.Key.Key_A)
     assert all(candidate_status(runtime, c) == "approved" for c in seeded.pending)
     assert review.pending.rows == []
-    assert "Nothing is waiting" in review.detail.text()
+    assert "Nothing is waiting" in review.pending_table.empty_text and review.evidence_cards == []
 
 
 def test_revert_an_overnight_fact_from_recently_applied(
@@ -184,6 +195,7 @@ def test_revert_an_overnight_fact_from_recently_applied(
     review.tabs.setCurrentIndex(1)
     review.recent_table.selectRow(0)
     fid = review.recent.key_at(0)
+    answer_modal("Revert")
     with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
         qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
     with runtime.uow.read() as uow:
@@ -191,6 +203,115 @@ def test_revert_an_overnight_fact_from_recently_applied(
     assert fact is not None and fact.status is FactStatus.REVERTED
     assert journal_actions(runtime)[-1] == "fact.reverted"
     assert fid not in [v.fact.id for v in review.recent.rows]
+
+
+def test_deselecting_empties_the_detail_pane(review: ReviewWindow, seeded: Seeded, qtbot: QtBot) -> None:
+    first = review.pending.rows[0].candidate.statement
+    assert first in review.detail.text()
+    review.pending_table.clearSelection()
+    assert first not in review.detail.text()
+    assert review.evidence_cards == [] and review.evidence_box.count() == 0
+    assert not review.approve_button.isEnabled() and not review.reject_button.isEnabled()
+    qtbot.wait(200)  # the evidence read still on its way must not bring the old cards back
+    assert review.evidence_cards == []
+
+
+def test_several_selected_rows_are_all_shown_and_counted_on_the_buttons(
+    review: ReviewWindow, seeded: Seeded, qtbot: QtBot
+) -> None:
+    review.pending_table.selectRow(0)
+    review.pending_table.selectionModel().select(
+        review.pending.index(2, 0),
+        review.pending_table.selectionModel().SelectionFlag.Select
+        | review.pending_table.selectionModel().SelectionFlag.Rows,
+    )
+    text = review.detail.text()
+    for row in (0, 2):
+        assert review.pending.rows[row].candidate.statement in text
+    assert "2 selected" in text
+    assert review.evidence_cards == []
+    assert review.approve_button.text().startswith("Approve 2")
+    assert review.reject_button.text().startswith("Reject 2")
+    assert not review.edit_button.isEnabled()  # one wording cannot fit two facts
+    review.pending_table.selectRow(1)
+    assert review.approve_button.text().startswith("Approve") and "2" not in review.approve_button.text()
+    assert review.edit_button.isEnabled()
+
+
+def test_recently_applied_never_calls_an_afternoon_run_overnight(
+    ui_ctx: UiContext, runtime: Runtime, qtbot: QtBot
+) -> None:
+    from datetime import datetime
+
+    from persona_desktop.domain.model import Subject
+    from persona_desktop.domain.text import statement_key
+
+    afternoon = datetime.now().astimezone().replace(hour=15, minute=5, second=0, microsecond=0)
+    with runtime.uow() as uow:
+        cid = uow.candidates.add(
+            statement="Goes running on Tuesdays",
+            subject=Subject.OWNER,
+            key=statement_key("Goes running on Tuesdays"),
+            category=None,
+            origin="sleep",
+            run_id=None,
+            payload={},
+            supersedes_fact_id=None,
+            created_at=afternoon,
+        )
+        uow.candidates.set_status(cid, CandidateStatus.APPLIED, "proven owner fact over threshold", afternoon)
+        uow.facts.add(
+            statement="Goes running on Tuesdays",
+            subject=Subject.OWNER,
+            key=statement_key("Goes running on Tuesdays"),
+            category=None,
+            candidate_id=cid,
+            valid_from=afternoon,
+        )
+        uow.commit()
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    window.tabs.setCurrentIndex(1)
+    assert len(window.recent.rows) == 1
+    shown = [window.recent.data(window.recent.index(0, c)) for c in range(window.recent.columnCount())] + [
+        label.text() for label in window.tabs.currentWidget().findChildren(QLabel)
+    ]
+    assert not any("overnight" in str(t).lower() for t in shown), shown
+    window.shutdown()
+
+
+def test_revert_asks_first(review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot) -> None:
+    review.tabs.setCurrentIndex(1)
+    review.recent_table.selectRow(0)
+    fid = review.recent.key_at(0)
+    asked = answer_modal("Cancel")
+    qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
+    qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
+    assert review.recent.rows[0].fact.statement in asked.text
+    qtbot.waitUntil(lambda: not review.ops.busy(), timeout=TIMEOUT)
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED
+
+
+def test_edit_then_approve_is_reachable_by_keyboard(qtbot: QtBot) -> None:
+    """Tab leaves the text box for the buttons; Enter approves (Shift+Enter would start a new line)."""
+    from persona_desktop.ui.review_window import EditDialog
+
+    dialog = EditDialog("Goes running on Tuesdays")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.editor.setFocus()
+    qtbot.waitUntil(dialog.editor.hasFocus, timeout=TIMEOUT)
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert "\t" not in dialog.editor.toPlainText()
+    assert not dialog.editor.hasFocus()
+    dialog.editor.setFocus()
+    qtbot.keyClicks(dialog.editor, " and Fridays")
+    with qtbot.waitSignal(dialog.accepted, timeout=TIMEOUT):
+        qtbot.keyClick(dialog.editor, Qt.Key.Key_Return)
+    assert dialog.text() == "Goes running on Tuesdays and Fridays"
 
 
 # --- memory browser -------------------------------------------------------------------------

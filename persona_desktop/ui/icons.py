@@ -74,10 +74,11 @@ def _draw_off(p: QPainter, s: float) -> None:
     p.drawPath(_spark(c, s * 0.3))
     # the stroke: a light bar with a disc-coloured edge, so it cuts the mark visibly
     a, b = QPointF(s * 0.22, s * 0.22), QPointF(s * 0.78, s * 0.78)
-    p.setPen(QPen(QColor(_COLORS[TrayState.OFF]), max(3.0, s * 0.2), cap=Qt.PenCapStyle.RoundCap))
-    p.drawLine(a, b)
-    p.setPen(QPen(QColor("white"), max(1.5, s * 0.09), cap=Qt.PenCapStyle.RoundCap))
-    p.drawLine(a, b)
+    for color, width in ((_COLORS[TrayState.OFF], max(3.0, s * 0.2)), ("white", max(1.5, s * 0.09))):
+        pen = QPen(QColor(color), width)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(pen)
+        p.drawLine(a, b)
 
 
 def _draw_count(p: QPainter, s: float, count: int, rect: QRectF, px: float) -> None:
