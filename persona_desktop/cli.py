@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -360,6 +361,7 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
     from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
 
     rt = _runtime(args)
+    diagnosis = None
     try:
         cycle = SleepCycle(rt.uow, rt.llm, SleepConfig.from_settings(rt.settings), rt.clock)
 
@@ -367,13 +369,15 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"  {p.phase}: {p.message}", file=sys.stderr)
 
-        outcome = drain(cycle.run(), show)
+        outcome = drain(cycle.run(skip_quiet=args.anyway), show)
         if outcome.counters.get("applied"):
             _export_after(rt)
+        if outcome.status.value == "failed":
+            diagnosis = _diagnose_llm(rt.settings)
     finally:
         rt.close()
     if args.json:
-        _emit_json(outcome.as_json())
+        _emit_json(outcome.as_json() | ({"diagnosis": diagnosis.as_json()} if diagnosis else {}))
     else:
         print(outcome.message)
         if outcome.run_id is not None:
@@ -383,7 +387,31 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
                 f"{c.get('candidates', 0)} new candidates, {c.get('applied', 0)} applied, "
                 f"{c.get('pending', 0)} pending, {c.get('dropped', 0)} dropped"
             )
+        _sleep_next_step(outcome.status.value, diagnosis, _me(args))
     return 0 if outcome.status.value != "failed" else 2
+
+
+def _diagnose_llm(settings: Any) -> Any:
+    """After a failed run: what is wrong with the model host, if anything (None when it is ready)."""
+    from persona_desktop.adapters.ollama_probe import check_ollama
+
+    found = check_ollama(settings.ollama_host(), str(settings.get("ollama.model")))
+    return None if found.ready else found
+
+
+def _me(args: argparse.Namespace) -> str:
+    """This program as the owner would type it again, with the same data dir."""
+    return "persona-desktop" + (f" --data-dir {shlex.quote(args.data_dir)}" if args.data_dir else "")
+
+
+def _sleep_next_step(status: str, diagnosis: Any, me: str) -> None:
+    """What the owner can do about a run that did not happen, as a command to type."""
+    if status == "disabled":
+        print(f"Turn it on with: {me} config set sleep.enabled true")
+    elif status == "deferred":
+        print(f"It waits until you have been away that long. To run it now: {me} sleep run --anyway")
+    elif diagnosis is not None:
+        print(f"{diagnosis.summary}\nNext step: {diagnosis.next_step}", file=sys.stderr)
 
 
 # --- candidates, facts, decisions -------------------------------------------------------
@@ -980,6 +1008,11 @@ def build_parser() -> argparse.ArgumentParser:
     ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)
     srun = ssub.add_parser("run", help="run one sleep cycle now (the gate and the lease apply)")
     srun.add_argument("--json", action="store_true")
+    srun.add_argument(
+        "--anyway",
+        action="store_true",
+        help="run even though you were active recently (the quiet time is skipped; the lease still applies)",
+    )
     srun.set_defaults(handler=cmd_sleep_run)
 
     cands = sub.add_parser("candidates", help="proposed memories and their status")

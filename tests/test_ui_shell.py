@@ -160,6 +160,45 @@ def test_cancel_from_the_menu_stops_the_run(
         assert uow.leases.acquire("sleep", "next-runner", ui_ctx.clock.now(), 60) is None
 
 
+def test_run_now_after_a_recent_chat_offers_run_anyway(
+    shell: Shell,
+    ui_ctx: UiContext,
+    runtime: Runtime,
+    cli: Cli,
+    ollama_server: OllamaServer,
+    tmp_path: Path,
+    qtbot: QtBot,
+) -> None:
+    """The quiet time protects the owner from a busy machine; a click on "Run now" is the owner
+    saying they do not mind. Deferred, it offers "Run anyway", which skips the quiet time."""
+    ollama_server.default = ScriptedModel({PEANUTS: Claim("The owner is allergic to peanuts")})
+    _enable_cycle(ui_ctx, ollama_server)
+    _chat(cli, tmp_path)
+    note_owner_activity(runtime.uow, ui_ctx.clock.now() - timedelta(minutes=5))
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as first:
+        shell.run_action.trigger()
+    assert first.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(
+        lambda: shell.run_anyway_box is not None and shell.run_anyway_box.isVisible(), timeout=TIMEOUT
+    )
+    box = shell.run_anyway_box
+    assert box is not None and "5 min" in box.text() and ollama_server.chat_bodies() == []
+    anyway = next(b for b in box.buttons() if b.text() == "Run anyway")
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as second:
+        anyway.click()
+    assert second.args[0].status is RunStatus.DONE, second.args[0]
+    assert second.args[0].counters["applied"] == 1
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
+    # a scheduled tick in the window still waits for the quiet time
+    note_owner_activity(runtime.uow, ui_ctx.clock.now())
+    shell.scheduler._now = lambda: _local(3)
+    shell.scheduler._done_night = None
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as third:
+        assert shell.scheduler.tick()
+    assert third.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
+
+
 def test_run_now_with_the_cycle_off_calls_no_llm(
     shell: Shell, ollama_server: OllamaServer, ui_ctx: UiContext
 ) -> None:

@@ -12,9 +12,13 @@ from pathlib import Path
 
 from persona_desktop.config import Settings
 from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 
 LLMFor = Callable[[str, str], LLM]
 """(host, model) -> an LLM client, for "Test connection" before the settings are saved."""
+
+Diagnose = Callable[[str, str], Diagnosis]
+"""(host, model) -> what stands between the owner and a working model, with the next step."""
 
 
 @dataclass
@@ -26,6 +30,7 @@ class UiContext:
     llm: Callable[[], LLM]
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
+    diagnose: Diagnose | None = None
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from persona_desktop.domain.model import RunStatus
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import JournalCheck
 from persona_desktop.services import review_views
@@ -26,7 +27,7 @@ from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
 from persona_desktop.ui.global_hotkey import X11Hotkey
-from persona_desktop.ui.icons import TrayState
+from persona_desktop.ui.icons import TrayState, app_icon
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
@@ -61,6 +62,8 @@ class Shell(QObject):
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
         self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
+        self.run_anyway_box: QMessageBox | None = None
+        self._anyway_queued = False
         self._build_actions()
         capture.changed.connect(self._on_state_inputs)
         capture.failed.connect(lambda msg: self.notify("Capture", msg))
@@ -68,10 +71,10 @@ class Shell(QObject):
         scheduler.progress.connect(self._on_progress)
         scheduler.finished.connect(self._on_cycle_finished)
         scheduler.failed.connect(self._on_cycle_failed)
-        scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
         self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
         self.search_shortcut.triggered.connect(self.open_search)
         self.global_hotkey: X11Hotkey | None = None
+        scheduler.idle.connect(self._on_scheduler_idle)  # `finished` comes while the thread still ends
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
@@ -187,6 +190,12 @@ class Shell(QObject):
         self._sync_actions()
         self.state_changed.emit()
 
+    def _on_scheduler_idle(self) -> None:
+        self._on_state_inputs()
+        if self._anyway_queued:
+            self._anyway_queued = False
+            self.run_cycle_now(skip_quiet=True)
+
     def refresh_counts(self) -> None:
         uow, clock, settings = self.ctx.uow, self.ctx.clock, self.ctx.settings
         self.ops.run(lambda: review_views.pending_count(uow), self._on_count)
@@ -220,14 +229,38 @@ class Shell(QObject):
 
     # --- sleep cycle --------------------------------------------------------------------
 
-    def run_cycle_now(self) -> None:
+    def run_cycle_now(self, skip_quiet: bool = False) -> None:
         if not self.ctx.settings.get("sleep.enabled"):
             self.notify("Sleep cycle", "The sleep cycle is off. Turn it on in Settings first.")
             return
-        if self.scheduler.run_now():
+        if self.scheduler.run_now(skip_quiet):
             self._manual = True
+        elif skip_quiet:
+            self._anyway_queued = True  # the deferred run's thread is still ending: start once it is gone
         else:
             self.notify("Sleep cycle", "A cycle is already running.")
+
+    def _offer_run_anyway(self, outcome: RunOutcome) -> None:
+        """A run the owner asked for waited for the quiet time: offer to run it now."""
+        if self.run_anyway_box is not None:
+            self.run_anyway_box.close()
+        minutes = outcome.counters.get("owner_active_minutes_ago")
+        quiet = self.ctx.settings.get("sleep.quiet_minutes")
+        when = f"{minutes} min ago" if isinstance(minutes, int) else "recently"
+        box = QMessageBox(QMessageBox.Icon.Question, "Sleep cycle", f"You were active {when}.")
+        box.setWindowIcon(app_icon())
+        box.setInformativeText(
+            f"The sleep cycle normally waits until you have been away for {quiet} minutes, so that it"
+            " does not slow your computer down while you use it. Run it anyway?"
+        )
+        anyway = box.addButton("Run anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(anyway)
+        anyway.clicked.connect(lambda: self.run_cycle_now(skip_quiet=True))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.destroyed.connect(lambda _o=None: setattr(self, "run_anyway_box", None))
+        self.run_anyway_box = box
+        box.open()
 
     def _on_progress(self, _event: Progress) -> None:
         self.state_changed.emit()
@@ -240,6 +273,9 @@ class Shell(QObject):
         if outcome.counters.get("applied"):
             self.export_memory()
         manual, self._manual = self._manual, False
+        if manual and outcome.status is RunStatus.DEFERRED:
+            self._offer_run_anyway(outcome)
+            return
         # a scheduled run retries each tick while deferred: only the owner's own click hears of it
         if manual or outcome.status.value not in ("deferred", "skipped"):
             self.notify("Persona Desktop", outcome.message)
@@ -398,7 +434,7 @@ class Shell(QObject):
             if window is not None:
                 window.shutdown()
                 window.close()
-        for dialog in (self.settings_dialog, self.first_run):
+        for dialog in (self.settings_dialog, self.first_run, self.run_anyway_box):
             if dialog is not None:
                 dialog.hide()
         if self.chat is not None:
