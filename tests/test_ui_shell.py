@@ -103,7 +103,8 @@ def test_scheduled_cycle_runs_in_a_worker_and_the_ui_follows(
     qtbot.waitUntil(lambda: shell.pending == 1, timeout=TIMEOUT)
     assert shell.state() is TrayState.WAITING
     assert "1 waiting for your review" in shell.describe()
-    assert shell.review_action.text() == "Review 1 waiting..."
+    assert shell.review_action.text() == "Review 1 waiting\u2026"
+    assert shell.state_action.text() == "Capture off \u00b7 1 waiting \u00b7 next cycle 02:00"
     qtbot.waitUntil(
         lambda: [v.candidate.statement for v in review.pending.rows] == ["Bob cycles to work"],
         timeout=TIMEOUT,

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from persona_desktop.capture.screen_desktop import detect, support_for
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.window_setup import prepare_window
 
 EXPLANATION = """
 <h2>Welcome to Persona Desktop</h2>
@@ -46,7 +47,7 @@ can revert any fact or forget a whole source at any time.</p>
 class FirstRunDialog(QDialog):
     def __init__(self, ctx: UiContext, capture: CaptureController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Persona Desktop: first start")
+        prepare_window(self, "Welcome", 640, 560)
         self._ctx = ctx
         self._capture = capture
         self.wants_settings = False
@@ -82,7 +83,6 @@ class FirstRunDialog(QDialog):
         layout.addWidget(note)
         layout.addStretch(1)
         layout.addWidget(buttons)
-        self.resize(620, 520)
 
     def _on_settings(self) -> None:
         self.wants_settings = True

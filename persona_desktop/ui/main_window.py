@@ -16,13 +16,14 @@ from PySide6.QtWidgets import (
 
 from persona_desktop.ui.icons import state_pixmap
 from persona_desktop.ui.shell import Shell
+from persona_desktop.ui.window_setup import prepare_window
 
 
 class MainWindow(QMainWindow):
     def __init__(self, shell: Shell) -> None:
         super().__init__()
         self.shell = shell
-        self.setWindowTitle("Persona Desktop")
+        prepare_window(self, "Persona Desktop", 520, 360)
         self.icon_label = QLabel()
         self.state_label = QLabel()
         self.state_label.setWordWrap(True)
@@ -33,7 +34,7 @@ class MainWindow(QMainWindow):
         self.buttons: list[QToolButton] = []
         col = row = 0
         for action in shell.menu_actions():
-            if action is None or action is shell.quit_action:
+            if action is None or action in (shell.quit_action, shell.state_action):
                 continue
             b = QToolButton()
             b.setDefaultAction(action)
@@ -60,7 +61,6 @@ class MainWindow(QMainWindow):
         shell.notified.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
         shell.warned.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
         self.refresh()
-        self.resize(460, 300)
 
     def refresh(self) -> None:
         for b in self.buttons:

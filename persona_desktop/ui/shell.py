@@ -34,6 +34,7 @@ from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import ScreenAccess
 from persona_desktop.ui.search_window import AppShortcut, SearchWindow
 from persona_desktop.ui.settings_dialog import SettingsDialog
+from persona_desktop.ui.window_setup import bring_forward
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class Shell(QObject):
         self.first_run: FirstRunDialog | None = None
         self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
         self.run_anyway_box: QMessageBox | None = None
+        self.help_window: QWidget | None = None
+        self.about_box: QWidget | None = None
         self._anyway_queued = False
         self._build_actions()
         capture.changed.connect(self._on_state_inputs)
@@ -95,14 +98,18 @@ class Shell(QObject):
         self.pause60_action = self._action("Pause for 1 hour", lambda: self.capture.pause(60))
         self.pause_hold_action = self._action("Pause until I resume", lambda: self.capture.pause(None))
         self.resume_action = self._action("Resume capture", self.capture.resume)
-        self.review_action = self._action("Review...", self.open_review)
+        self.state_action = QAction("", self)  # the state in words, first line of the menu
+        self.state_action.setEnabled(False)
+        self.review_action = self._action("Review\u2026", self.open_review)
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
         self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
-        self.memory_action = self._action("Memory...", self.open_memory)
-        self.search_action = self._action("Search...", self.open_search)
+        self.memory_action = self._action("Memory\u2026", self.open_memory)
+        self.search_action = self._action("Search\u2026", self.open_search)
         self.search_action.setShortcut("Ctrl+Shift+F")
-        self.chat_action = self._action("Chat...", self.open_chat)
-        self.settings_action = self._action("Settings...", self.open_settings)
+        self.chat_action = self._action("Chat\u2026", self.open_chat)
+        self.settings_action = self._action("Settings\u2026", self.open_settings)
+        self.help_action = self._action("Help", self.open_help)
+        self.about_action = self._action("About Persona Desktop", self.open_about)
         self.quit_action = self._action("Quit", self.quit)
 
     def attach_screen_access(self, access: ScreenAccess) -> None:
@@ -115,6 +122,8 @@ class Shell(QObject):
         """The menu, top to bottom; None is a separator."""
         now = [self.screen_access.capture_now_action] if self.screen_access is not None else []
         return [
+            self.state_action,
+            None,
             self.screen_action,
             *now,
             self.speech_action,
@@ -132,6 +141,8 @@ class Shell(QObject):
             self.memory_action,
             self.settings_action,
             None,
+            self.help_action,
+            self.about_action,
             self.quit_action,
         ]
 
@@ -150,7 +161,8 @@ class Shell(QObject):
         self.pause60_action.setVisible(any_on and not paused)
         self.pause_hold_action.setVisible(any_on and not paused)
         self.resume_action.setVisible(paused)
-        self.review_action.setText(f"Review {self.pending} waiting..." if self.pending else "Review...")
+        self.review_action.setText(f"Review {self.pending} waiting\u2026" if self.pending else "Review\u2026")
+        self.state_action.setText(self.headline())
         running = self.scheduler.is_running()
         self.run_action.setEnabled(not running)
         self.cancel_action.setVisible(running)
@@ -185,6 +197,22 @@ class Shell(QObject):
         if self.journal_problem:
             parts.append(f"WARNING: {self.journal_problem}")
         return "Persona Desktop: " + "; ".join(parts)
+
+    def headline(self) -> str:
+        """The state in a few words, for the first line of the menu:
+        "Capturing screen · 6 waiting · next cycle 02:00"."""
+        capture = self.capture.describe()
+        parts = [capture[:1].upper() + capture[1:]]
+        if self.pending:
+            parts.append(f"{self.pending} waiting")
+        if self.scheduler.is_running():
+            parts.append("sleep cycle running")
+        elif self.ctx.settings.get("sleep.enabled"):
+            start, _end = self.scheduler.window()
+            parts.append(f"next cycle {start:%H:%M}")
+        else:
+            parts.append("sleep cycle off")
+        return " \u00b7 ".join(parts)
 
     def _on_state_inputs(self) -> None:
         self._sync_actions()
@@ -372,6 +400,22 @@ class Shell(QObject):
         self.settings_dialog.activateWindow()
         return self.settings_dialog
 
+    def open_help(self) -> QWidget:
+        from persona_desktop.ui.about import HelpWindow
+
+        if self.help_window is None:
+            self.help_window = HelpWindow(self.ctx)
+        bring_forward(self.help_window)
+        return self.help_window
+
+    def open_about(self) -> QWidget:
+        from persona_desktop.ui.about import about_box
+
+        if self.about_box is None or not self.about_box.isVisible():
+            self.about_box = about_box(self.ctx)
+        bring_forward(self.about_box)
+        return self.about_box
+
     def open_first_run(self) -> FirstRunDialog:
         dialog = FirstRunDialog(self.ctx, self.capture)
         dialog.finished.connect(lambda _r: self._after_first_run(dialog))
@@ -434,7 +478,13 @@ class Shell(QObject):
             if window is not None:
                 window.shutdown()
                 window.close()
-        for dialog in (self.settings_dialog, self.first_run, self.run_anyway_box):
+        for dialog in (
+            self.settings_dialog,
+            self.first_run,
+            self.run_anyway_box,
+            self.help_window,
+            self.about_box,
+        ):
             if dialog is not None:
                 dialog.hide()
         if self.chat is not None:
