@@ -63,8 +63,9 @@ def _data_dir_args(data_dir: Path) -> list[str]:
     return [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
 def _diagnose(host: str, model: str) -> Diagnosis:
     from persona_desktop.adapters.ollama_probe import check_ollama
+    from persona_desktop.services.ollama_diagnosis import HELP_SECTION
 
-    return check_ollama(host, model)
+    return check_ollama(host, model, guide=HELP_SECTION)
 
 
 def _autostart(data_dir: Path) -> Callable[[bool], None] | None:

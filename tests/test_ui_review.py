@@ -102,6 +102,8 @@ def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
     screen, speech = by_kind["screen"], by_kind["speech"]
     assert screen.image_label is not None and not screen.image_label.pixmap().isNull()
     assert speech.play_button is not None
+    heads = [w.text() for w in speech.findChildren(QLabel)]
+    assert any("likely you" in t for t in heads) and not any("unknown" in t for t in heads)
     speech.play_button.click()
     assert window.player.current == clip
     qtbot.waitUntil(lambda: window.player.playing() or window.player.finished_or_failed(), timeout=TIMEOUT)

@@ -188,7 +188,15 @@ def seed_media_evidence(rt: Runtime, candidate_id: int) -> tuple[Path, Path]:
         trust=Trust.UNTRUSTED,
         text="I always ask for an aisle seat",
         captured_at=at,
-        locator={"recording_id": "rec1", "segment": 0, "start_s": 0.0, "end_s": 1.0, "clip": clip_rel},
+        locator={
+            "recording_id": "rec1",
+            "segment": 0,
+            "origin": "microphone",
+            "speaker": "likely-owner",
+            "start_s": 0.0,
+            "end_s": 1.0,
+            "clip": clip_rel,
+        },
         session="speech:rec1",
     )
     ingest(
@@ -313,14 +321,14 @@ class XServer:
         return env
 
 
-def start_xvfb(with_tray: bool = True, timeout: float = 20.0) -> XServer:
+def start_xvfb(with_tray: bool = True, timeout: float = 20.0, size: str = "1280x800") -> XServer:
     """Xvfb on a free display (-displayfd), plus `trayer` as the system tray host."""
     for tool in ("Xvfb", *(("trayer",) if with_tray else ())):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed (scripts/install-system-deps installs it)")
     read_fd, write_fd = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
         pass_fds=(write_fd,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

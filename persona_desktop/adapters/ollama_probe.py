@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import httpx
 
-from persona_desktop.services.ollama_diagnosis import Diagnosis, HostReply, diagnose
+from persona_desktop.services.ollama_diagnosis import README_SECTION, Diagnosis, HostReply, diagnose
 
 PROBE_TIMEOUT_S = 5.0
 MAX_MODELS = 500
@@ -51,7 +51,9 @@ def check_ollama(
     model: str,
     timeout_s: float = PROBE_TIMEOUT_S,
     which: Callable[[str], str | None] = shutil.which,
+    guide: str = README_SECTION,
 ) -> Diagnosis:
     """The diagnosis of `host` for `model`; "installed" means an `ollama` program on PATH."""
     reply = probe_host(host, timeout_s)
-    return diagnose(reply, host, model, installed=which("ollama") is not None, timeout_s=timeout_s)
+    installed = which("ollama") is not None
+    return diagnose(reply, host, model, installed=installed, timeout_s=timeout_s, guide=guide)

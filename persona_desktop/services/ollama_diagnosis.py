@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 DEFAULT_PORT_HINT = "http://127.0.0.1:11434"
 RECOMMENDED_SMALL_MODEL = "llama3.2:3b"  # ~2 GB, runs on a laptop without a graphics card
 README_SECTION = "the README's 'Getting a local model'"
+HELP_SECTION = "Help, 'Getting a local model'"
 
 
 class Problem(StrEnum):
@@ -84,7 +85,11 @@ def pull_advice(model: str) -> str:
     return f"`ollama pull {model}`{small}"
 
 
-def diagnose(reply: HostReply, host: str, model: str, installed: bool, timeout_s: float) -> Diagnosis:
+def diagnose(
+    reply: HostReply, host: str, model: str, installed: bool, timeout_s: float, guide: str = README_SECTION
+) -> Diagnosis:
+    """`guide` names where the owner reads how to install Ollama (the README, or the app's Help)."""
+
     def d(problem: Problem, summary: str, step: str, models: list[str] | None = None) -> Diagnosis:
         return Diagnosis(problem, host, model, summary, step, list(models or []))
 
@@ -100,7 +105,7 @@ def diagnose(reply: HostReply, host: str, model: str, installed: bool, timeout_s
             return d(
                 Problem.NOT_INSTALLED,
                 f"Ollama is not installed on this computer (nothing answers at {host}).",
-                f"Install Ollama ({README_SECTION}), start it with `ollama serve`, then get the model:"
+                f"Install Ollama (see {guide}), start it with `ollama serve`, then get the model:"
                 f" {pull_advice(model)}.",
             )
         return d(

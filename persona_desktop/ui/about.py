@@ -96,6 +96,7 @@ class HelpWindow(QWidget):
         prepare_window(self, "Help", 720, 760)
         self.browser = QTextBrowser()
         self.browser.setOpenExternalLinks(False)
+        self.browser.document().setDocumentMargin(18)
         self.browser.setHtml(help_html(ctx))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)

@@ -35,11 +35,21 @@ def author_words(f: Fragment) -> str:
     if f.kind is Kind.SPEECH and f.author.value == "unknown":
         speaker = f.locator.get("speaker")
         if speaker == "likely-owner":
-            return "likely you (microphone)"
+            return "likely you"
         if speaker == "other":
             return "sound the computer played"
         return "unknown speaker"
     return _AUTHOR.get(f.author.value, f.author.value)
+
+
+def byline(f: Fragment) -> str:
+    """The author as a card's heading says it: "by you", "likely you (microphone)"."""
+    who = author_words(f)
+    if who == "likely you":
+        return "likely you (microphone)"
+    if who.startswith(("sound", "unknown speaker")):
+        return who
+    return f"by {who}"
 
 
 def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
@@ -82,10 +92,7 @@ def _chat_html(item: EvidenceItem) -> str:
         who = html.escape(author_words(f))
         text = html.escape(f.text)
         if f.id == item.fragment.id:
-            lines.append(
-                f"<div style='background:#fff3b0;color:#000;padding:2px'><b>{who}:</b> {text}"
-                f" <span style='color:#555'>({_when(f)})</span></div>"
-            )
+            lines.append(f"<div style='background:#fff3b0;color:#000;padding:2px'><b>{who}:</b> {text}</div>")
         else:
             lines.append(f"<div style='color:#5f6368'><b>{who}:</b> {text}</div>")
     return "".join(lines)
@@ -102,7 +109,7 @@ class EvidenceCard(QFrame):
         lay = QVBoxLayout(self)
         head = QLabel(
             f"<b>{html.escape(f.kind.value.capitalize())}</b> from <b>{html.escape(item.source_label)}</b>"
-            f" &middot; {_when(f)} &middot; by {html.escape(author_words(f))}"
+            f" &middot; {_when(f)} &middot; {html.escape(byline(f))}"
             f" &middot; {_TRUST.get(f.trust.value, f.trust.value)}"
         )
         head.setWordWrap(True)

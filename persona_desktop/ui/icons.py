@@ -1,7 +1,7 @@
 """The app's icons, drawn at run time so they stay crisp at any size and need no files.
 
 The app mark is a white four-pointed spark on a blue disc. The tray shows the state:
-off (the mark greyed and struck through), capturing (a record dot), paused (two bars),
+off (the mark greyed), capturing (a record dot), paused (two bars),
 sleep cycle running (a moon), items waiting (their count, as large as the disc allows,
 so it stays readable at the 22-24 px a panel gives a tray icon).
 """
@@ -35,12 +35,12 @@ _COLORS = {
 _SIZES = (16, 22, 24, 32, 48, 64, 128, 256)
 
 
-def _spark(c: QPointF, r: float) -> QPainterPath:
-    """A four-pointed star of outer radius `r`: the app's mark."""
+def _spark(c: QPointF, r: float, waist: float = 0.28) -> QPainterPath:
+    """A four-pointed star of outer radius `r`: the app's mark (a wider `waist` reads at 22 px)."""
     path = QPainterPath()
     points = []
     for i in range(8):
-        radius = r if i % 2 == 0 else r * 0.28
+        radius = r if i % 2 == 0 else r * waist
         angle = math.pi / 4 * i - math.pi / 2
         points.append(QPointF(c.x() + math.cos(angle) * radius, c.y() + math.sin(angle) * radius))
     path.moveTo(points[0])
@@ -68,17 +68,10 @@ def _draw_mark(p: QPainter, s: float) -> None:
 
 
 def _draw_off(p: QPainter, s: float) -> None:
+    """The app's mark, greyed: recognisably Persona, visibly doing nothing."""
     _disc(p, s, _COLORS[TrayState.OFF])
-    c = QPointF(s / 2, s / 2)
-    p.setBrush(QColor("#e4e6ea"))
-    p.drawPath(_spark(c, s * 0.3))
-    # the stroke: a light bar with a disc-coloured edge, so it cuts the mark visibly
-    a, b = QPointF(s * 0.22, s * 0.22), QPointF(s * 0.78, s * 0.78)
-    for color, width in ((_COLORS[TrayState.OFF], max(3.0, s * 0.2)), ("white", max(1.5, s * 0.09))):
-        pen = QPen(QColor(color), width)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        p.setPen(pen)
-        p.drawLine(a, b)
+    p.setBrush(QColor("#f1f3f4"))
+    p.drawPath(_spark(QPointF(s / 2, s / 2), s * 0.34, waist=0.34))
 
 
 def _draw_count(p: QPainter, s: float, count: int, rect: QRectF, px: float) -> None:

@@ -10,10 +10,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QGridLayout,
     QHeaderView,
     QLabel,
     QLayout,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -124,6 +126,15 @@ def list_with_detail(controls: QLayout, table: QWidget, placeholder: str) -> Det
     return DetailPane(split, label, box, scroll)
 
 
+def with_margins(widget: QWidget, margin: int = 8) -> QWidget:
+    """The window's content a little away from its edges, as desktop apps have it."""
+    outer = QWidget()
+    lay = QVBoxLayout(outer)
+    lay.setContentsMargins(margin, margin, margin, 0)
+    lay.addWidget(widget)
+    return outer
+
+
 def clear_layout(box: QLayout) -> None:
     """Remove and delete every widget of a layout (the cards of the previous item)."""
     while box.count():
@@ -132,3 +143,47 @@ def clear_layout(box: QLayout) -> None:
         if w is not None:
             w.hide()
             w.deleteLater()
+
+
+def wrapping_label(text: str, style: str = "") -> QLabel:
+    """A word-wrapped label that takes only the height its text needs in a form.
+
+    Left to itself, a wrapped label asks for the height of its text at its narrowest, and
+    a form leaves that much room under a one-line help text."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    label.setMinimumHeight(label.fontMetrics().height())
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    if style:
+        label.setStyleSheet(style)
+    return label
+
+
+class FormGrid(QGridLayout):
+    """A two-column form (labels right-aligned, fields stretching) on a grid.
+
+    QFormLayout leaves gaps under word-wrapped help texts (it sizes rows for a narrower
+    width than they get); a grid sizes them for the width they really have."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setColumnStretch(1, 1)
+        self.setHorizontalSpacing(12)
+        self.setVerticalSpacing(8)
+        self._rows = 0
+
+    def add_row(self, label: str, field: QWidget | QLayout) -> None:
+        if label:
+            title = QLabel(label)
+            title.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignTop)
+            title.setContentsMargins(0, 4, 0, 0)
+            self.addWidget(title, self._rows, 0)
+        if isinstance(field, QLayout):
+            self.addLayout(field, self._rows, 1)
+        else:
+            self.addWidget(field, self._rows, 1)
+        self._rows += 1
+
+    def add_span(self, widget: QWidget) -> None:
+        self.addWidget(widget, self._rows, 0, 1, 2)
+        self._rows += 1

@@ -67,7 +67,8 @@ class MainWindow(QMainWindow):
             action = b.defaultAction()
             b.setVisible(action is not None and action.isVisible())
         self.icon_label.setPixmap(state_pixmap(self.shell.state(), 48, self.shell.pending))
-        self.state_label.setText(self.shell.describe().removeprefix("Persona Desktop: ").replace("; ", "\n"))
+        lines = self.shell.describe().removeprefix("Persona Desktop: ").split("; ")
+        self.state_label.setText("\n".join(line[:1].upper() + line[1:] for line in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # without a tray this window is the app: closing it quits

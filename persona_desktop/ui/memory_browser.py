@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import date
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtGui import QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -31,9 +31,9 @@ from persona_desktop.services.review import Provenance
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm, quoted
-from persona_desktop.ui.evidence_view import EvidenceCard
-from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table
-from persona_desktop.ui.review_columns import MEMORY_COLUMNS, decision_words, local
+from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
+from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
+from persona_desktop.ui.review_columns import MEMORY_COLUMNS, decision_words, local, reason_words
 from persona_desktop.ui.table_model import RecordTableModel
 from persona_desktop.ui.window_setup import prepare_window
 
@@ -57,6 +57,7 @@ class MemoryBrowser(QMainWindow):
         self._why_seq = 0
         self._undo_target: tuple[str, int] | None = None
         self.provenance: Provenance | None = None
+        self.player = AudioPlayer()
         self.forget_buttons: dict[int, QPushButton] = {}
         self.forget_day_buttons: dict[date, QPushButton] = {}
         self.facts = RecordTableModel(MEMORY_COLUMNS, lambda f: f.id)
@@ -83,7 +84,7 @@ class MemoryBrowser(QMainWindow):
         self.pane.split.setStretchFactor(0, 3)
         self.pane.split.setStretchFactor(1, 2)
         self.pane.split.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
-        self.setCentralWidget(self.pane.split)
+        self.setCentralWidget(with_margins(self.pane.split))
         self.status = QLabel("")
         self.status.setWordWrap(True)
         self.undo_button = QPushButton("Undo")
@@ -110,7 +111,10 @@ class MemoryBrowser(QMainWindow):
             self.count_label.setText(f"{len(rows)} found, {applied} of them in memory now")
             self.table.set_empty_text(f"Nothing remembered matches \u201c{self.search.text().strip()}\u201d.")
         else:
-            self.count_label.setText(f"{applied} in memory now, {len(rows) - applied} taken back or replaced")
+            gone = len(rows) - applied
+            self.count_label.setText(
+                f"{applied} in memory" + (f", {gone} taken back or replaced" if gone else "")
+            )
             self.table.set_empty_text(EMPTY)
         if keep is not None and self.facts.row_of(keep) is not None:
             self.select_fact(keep)
@@ -171,7 +175,7 @@ class MemoryBrowser(QMainWindow):
         self._clear()
         sources: dict[int, str] = {}
         for item in prov.evidence:
-            self.why_box.addWidget(EvidenceCard(item, self._ctx.data_dir, None))
+            self.why_box.addWidget(EvidenceCard(item, self._ctx.data_dir, self.player))
             sources.setdefault(item.fragment.source_id, item.source_label)
         if sources:
             self.why_box.addWidget(_section("Forget"))
@@ -293,7 +297,12 @@ class MemoryBrowser(QMainWindow):
 
     def shutdown(self) -> None:
         self._debounce.stop()
+        self.player.close()
         self.ops.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.player.stop()
+        super().closeEvent(event)
 
 
 class ElidedButton(QPushButton):
@@ -339,7 +348,7 @@ def provenance_html(prov: Provenance) -> str:
         score = "" if c.score is None else f", score {c.score:.2f}"
         lines.append(f"<p>Proposed by the {html.escape(_ORIGINS.get(c.origin, c.origin))}{score}; {how}.</p>")
         if c.reason:
-            lines.append(f"<p style='color:#5f6368'>{html.escape(c.reason)}</p>")
+            lines.append(f"<p style='color:#5f6368'>{html.escape(reason_words(c.reason))}</p>")
     if prov.decisions:
         lines.append("<p><b>History</b></p><ul style='margin-left:-20px'>")
         for d in prov.decisions:

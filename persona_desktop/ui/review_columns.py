@@ -77,12 +77,28 @@ def why_waiting(reason: str | None) -> list[str]:
 
 
 def why_waiting_text(view: WaitingRow) -> str:
-    return "; ".join(why_waiting(view.candidate.reason))
+    """The first reason, and how many more (the tooltip and the detail pane list them all)."""
+    reasons = why_waiting(view.candidate.reason)
+    return reasons[0] + (f" (+{len(reasons) - 1})" if len(reasons) > 1 else "")
+
+
+_APPLIED_WORDS = {
+    "proven owner fact over threshold": "Your own words, with a high enough score: added by itself.",
+}
+
+
+def reason_words(reason: str | None) -> str:
+    """A policy reason as the owner reads it (a waiting one as its list of reasons)."""
+    if not reason:
+        return ""
+    if reason in _APPLIED_WORDS:
+        return _APPLIED_WORDS[reason]
+    return "; ".join(why_waiting(reason)) + "."
 
 
 CANDIDATE_COLUMNS: list[Column[WaitingRow]] = [
     Column("Statement", lambda v: v.candidate.statement),
-    Column("Why waiting", why_waiting_text, lambda v: v.candidate.reason or ""),
+    Column("Why waiting", why_waiting_text, lambda v: "\n".join(why_waiting(v.candidate.reason))),
     Column("About", lambda v: _SUBJECT.get(v.candidate.subject.value, v.candidate.subject.value)),
     Column(
         "Score", lambda v: "" if v.candidate.score is None else f"{v.candidate.score:.2f}", signals_tip, True
@@ -139,7 +155,7 @@ _ACTIONS = {
     "decision.undone": "undid",
     "source.forgotten": "forgot",
     "captured_data.deleted": "deleted all captured data",
-    "fragments.ingested": "stored new text from",
+    "fragments.ingested": "stored new text",
     "fragments.purged": "deleted expired text",
     "observation.added": "noticed a pattern",
     "observation.failed": "found no pattern",
@@ -153,16 +169,6 @@ _ACTIONS = {
     "document.abandoned": "gave up on a document",
     "skill.retired": "retired a skill",
 }
-OWNER_ACTIONS = frozenset(
-    {
-        "candidate.approved",
-        "candidate.rejected",
-        "fact.reverted",
-        "decision.undone",
-        "source.forgotten",
-        "captured_data.deleted",
-    }
-)
 
 
 def actor_words(actor: str) -> str:
@@ -178,14 +184,12 @@ def decision_words(d: dict[str, Any]) -> str:
     return f"{actor_words(str(d.get('actor', '')))} {action_words(str(d.get('action', '')))}"
 
 
-def is_owner_decision(r: Revision) -> bool:
-    return r.actor == "owner" and r.action in OWNER_ACTIONS
-
-
 def _details(r: Revision) -> str:
     data = r.data
     if r.action == "decision.undone":
         return str(data.get("description") or "")
+    if r.action == "fragments.ingested":
+        return _ingested(data)
     for key in ("statement", "label", "description", "message", "source", "day"):
         value = data.get(key)
         if isinstance(value, str) and value:
@@ -195,6 +199,11 @@ def _details(r: Revision) -> str:
             f"{data.get('applied', 0)} added, {data.get('pending', 0)} for review ({data.get('status', '')})"
         )
     return json.dumps(data, ensure_ascii=False, default=str)[:200]
+
+
+def _ingested(data: dict[str, Any]) -> str:
+    added = data.get("added", 0)
+    return f"{added} {data.get('kind', '')} line{'s' if added != 1 else ''} from {data.get('source', '?')}"
 
 
 JOURNAL_COLUMNS: list[Column[Revision]] = [

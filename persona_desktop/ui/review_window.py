@@ -40,7 +40,7 @@ from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm, quoted
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
-from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table
+from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
 from persona_desktop.ui.review_columns import (
     CANDIDATE_COLUMNS,
     FACT_COLUMNS,
@@ -64,6 +64,10 @@ OBSERVATIONS_BANNER = (
     " over a period. They are never stored as facts and never reach the assistant as facts."
 )
 PICK_ONE = "<p style='color:#5f6368'>Select a proposal to see why it waits, its score and its evidence.</p>"
+NOTHING_TO_SHOW = (
+    "<p style='color:#5f6368'>When something waits for you, select it here to see why it waits,"
+    " how sure Persona is, and exactly where it comes from.</p>"
+)
 RECENT_EMPTY = (
     "Nothing was added to memory in the last 7 days.\n\nWhat you approve, and what the"
     " sleep cycle adds by itself (only facts proven by your own words), is listed here."
@@ -179,7 +183,7 @@ class ReviewWindow(QMainWindow):
         self.status = QLabel("Loading\u2026")
         self.status.setWordWrap(True)
         self.statusBar().addWidget(self.status, 1)
-        self.setCentralWidget(self.tabs)
+        self.setCentralWidget(with_margins(self.tabs, 6))
         self._add_actions()
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self._update_buttons()
@@ -190,7 +194,7 @@ class ReviewWindow(QMainWindow):
     def _waiting_tab(self) -> QWidget:
         self.pending_table = make_table(
             self.pending,
-            [None, "Not in your own words", "someone else", "0.55", "12 lines in 3 places"],
+            [None, "About someone else (+1)", "someone else", "0.55", "12 lines in 3 places"],
             self._waiting_empty_text(),
         )
         sel = self.pending_table.selectionModel()
@@ -417,7 +421,7 @@ class ReviewWindow(QMainWindow):
         self._clear_cards()
         self._update_buttons()
         if not ids:
-            self.detail.setText(PICK_ONE if self.pending.rows else "")
+            self.detail.setText(PICK_ONE if self.pending.rows else NOTHING_TO_SHOW)
             return
         rows = [self.pending.rows[r] for r in (self.pending.row_of(i) for i in ids) if r is not None]
         if len(rows) > 1:

@@ -87,7 +87,10 @@ class Field(QObject):
             dspin = DoubleSpinBox()
             no_wheel_focus(dspin)
             is_weight = s.key.startswith("sleep.weights.")
-            dspin.setDecimals(3 if is_weight or (s.maximum or 0) <= 1 else 1)
+            if (s.maximum or 0) <= 1:
+                dspin.setDecimals(3 if is_weight else 2)
+            else:  # whole seconds and percents, but half a second of backoff is a fair choice
+                dspin.setDecimals(1 if s.key == "ollama.retry_backoff_seconds" else 0)
             dspin.setSingleStep(0.01 if (s.maximum or 0) <= 1 else 1.0)
             dspin.setRange(float(s.minimum or 0.0), float(s.maximum if s.maximum is not None else 1e9))
             dspin.setSuffix(t.unit)

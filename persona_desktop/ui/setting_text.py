@@ -67,7 +67,7 @@ TEXTS: dict[str, Text] = {
     ),
     "sleep.window_start": Text("Not before", "The cycle runs only between these times, when you are away."),
     "sleep.window_end": Text("Not after"),
-    "ollama.host": Text("Address", "Empty means this computer (http://127.0.0.1:11434)."),
+    "ollama.host": Text("Address", "Leave empty for Ollama on this computer."),
     "ollama.model": Text("Model", "Pick one of the models your Ollama has, or type a name.", kind="model"),
     "app.start_at_login": Text("Start Persona Desktop when I log in"),
     # Advanced: sleep cycle

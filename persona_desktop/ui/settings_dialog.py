@@ -17,9 +17,9 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QDialog,
     QDialogButtonBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -40,6 +40,7 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
 from persona_desktop.ui.dialogs import confirm
+from persona_desktop.ui.layouts import FormGrid, wrapping_label
 from persona_desktop.ui.setting_fields import Field, focus_first_error
 from persona_desktop.ui.setting_text import (
     ADVANCED,
@@ -140,72 +141,73 @@ class SettingsDialog(QDialog):
         return scroll
 
     @staticmethod
-    def _form() -> QFormLayout:
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        form.setVerticalSpacing(6)
-        return form
+    def _form() -> FormGrid:
+        return FormGrid()
 
     @staticmethod
-    def _heading(text: str) -> QLabel:
+    def _heading(text: str, first: bool = False) -> QLabel:
         label = QLabel(f"<b>{html.escape(text)}</b>")
-        label.setContentsMargins(0, 14, 0, 2)
+        label.setContentsMargins(0, 0 if first else 12, 0, 0)
         return label
 
     @staticmethod
     def _help(text: str) -> QLabel:
-        label = QLabel(text)
-        label.setWordWrap(True)
-        label.setStyleSheet(MUTED + " font-size: 9pt;")
-        return label
+        return wrapping_label(text, MUTED + " font-size: 9pt;")
 
-    def _add(self, form: QFormLayout, key: str) -> None:
+    def _add(self, form: FormGrid, key: str) -> None:
         field = self.fields[key]
+        self._row(form, "" if field.has_own_label else field.text.label, field.widget, field.help)
+
+    def _row(self, form: FormGrid, label: str, widget: QWidget, help_text: str = "") -> None:
+        """A form row: the editor (numbers and times stay narrow) with its help line under it."""
         box = QWidget()
         lay = QVBoxLayout(box)
         lay.setContentsMargins(0, 0, 0, 2)
         lay.setSpacing(1)
-        lay.addWidget(field.widget)
-        if field.help:
-            lay.addWidget(self._help(field.help))
-        if field.has_own_label:
-            form.addRow(box)
+        if isinstance(widget, QAbstractSpinBox):
+            widget.setFixedWidth(self.fontMetrics().horizontalAdvance("00000 messages") + 44)
+            line = QHBoxLayout()
+            line.setContentsMargins(0, 0, 0, 0)
+            line.addWidget(widget)
+            line.addStretch(1)
+            lay.addLayout(line)
         else:
-            form.addRow(field.text.label, box)
+            lay.addWidget(widget)
+        if help_text:
+            lay.addWidget(self._help(help_text))
+        form.add_row(label, box)
 
     def _general_page(self) -> QWidget:
         page = QWidget()
         v = QVBoxLayout(page)
+        form = self._form()
+        v.addLayout(form)
         for key in GENERAL_KEYS:
             if key in GENERAL_SECTIONS:
-                v.addWidget(self._heading(GENERAL_SECTIONS[key]))
-                form = self._form()
-                v.addLayout(form)
+                form.add_span(self._heading(GENERAL_SECTIONS[key], first=key == GENERAL_KEYS[0]))
             if key == GENERAL_KEYS[0] and self._screen is not None:  # what works on this desktop
                 self.screen_box = ScreenSupportBox(self._screen)
-                form.addRow("", self.screen_box)
+                form.add_row("", self.screen_box)
             if key == "sleep.window_end":
                 continue
             if key == "sleep.window_start":
-                form.addRow("Between", self._window_row())
+                self._row(form, "Between", self._window_row(), text_for(key).help)
             elif key == "ollama.model":
-                form.addRow(text_for(key).label, self._model_row())
-                form.addRow("", self._connection_note())
+                self._row(form, text_for(key).label, self._model_row())
+                form.add_row("", self._connection_note())
             else:
                 self._add(form, key)
-        form.addRow("Data folder", self._data_row())
+        self._row(form, "Data folder", self._data_row())
         self.delete_button = QPushButton("Delete all captured data\u2026")
         self.delete_button.setStyleSheet("color: #b3261e;")
         self.delete_button.clicked.connect(self.confirm_delete)
         self.delete_label = QLabel("")
         self.delete_label.setWordWrap(True)
+        self.delete_label.hide()
         row = QHBoxLayout()
-        row.addWidget(self.delete_button)
-        row.addStretch(1)
-        form.addRow("", row)
-        form.addRow("", self.delete_label)
+        row.addWidget(self.delete_button, 0, Qt.AlignmentFlag.AlignLeft)
+        row.addWidget(self.delete_label, 1)
+        form.add_row("", row)
         v.addStretch(1)
         return page
 
@@ -217,14 +219,7 @@ class SettingsDialog(QDialog):
         h.addWidget(QLabel("and"))
         h.addWidget(self.fields["sleep.window_end"].widget)
         h.addStretch(1)
-        note = self._help(text_for("sleep.window_start").help)
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 2)
-        lay.setSpacing(1)
-        lay.addWidget(row)
-        lay.addWidget(note)
-        return box
+        return row
 
     def _model_row(self) -> QWidget:
         widget = self.fields["ollama.model"].widget
@@ -243,8 +238,7 @@ class SettingsDialog(QDialog):
         return row
 
     def _connection_note(self) -> QLabel:
-        self.connection_label = QLabel("")
-        self.connection_label.setWordWrap(True)
+        self.connection_label = wrapping_label("")
         self.connection_label.setTextFormat(Qt.TextFormat.RichText)
         self.connection_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return self.connection_label
@@ -267,23 +261,20 @@ class SettingsDialog(QDialog):
     def _advanced_page(self) -> QWidget:
         page = QWidget()
         v = QVBoxLayout(page)
-        intro = self._help(
-            "These rarely need changing. Hover over a setting for more; OK stores your changes."
-        )
-        v.addWidget(intro)
+        v.addWidget(self._help("These rarely need changing. OK stores your changes."))
+        form = self._form()
+        v.addLayout(form)
         for section in ADVANCED_SECTIONS:
             keys = [k for k in self.fields if k not in GENERAL_KEYS and text_for(k).section == section]
             if not keys:
                 continue
-            v.addWidget(self._heading(section))
-            form = self._form()
-            v.addLayout(form)
+            form.add_span(self._heading(section))
             for key in keys:
                 self._add(form, key)
             if section == SCORE:
                 self.weight_sum = QLabel()
-                self.weight_sum.setStyleSheet(MUTED)
-                form.addRow("", self.weight_sum)
+                self.weight_sum.setStyleSheet(MUTED + " font-size: 9pt;")
+                form.add_row("", self.weight_sum)
         v.addStretch(1)
         return page
 
@@ -440,6 +431,7 @@ class SettingsDialog(QDialog):
     def delete_captured(self) -> None:
         self.delete_button.setEnabled(False)
         self.delete_label.setText("Deleting\u2026")
+        self.delete_label.show()
         self._ops.run(_delete_captured(self._ctx), self._on_deleted, self._on_delete_failed)
 
     def _on_deleted(self, counts: dict[str, int]) -> None:

@@ -284,6 +284,7 @@ class Shell(QObject):
         anyway = box.addButton("Run anyway", QMessageBox.ButtonRole.AcceptRole)
         box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
         box.setDefaultButton(anyway)
+        box.setStyleSheet("QLabel { min-width: 360px; }")
         anyway.clicked.connect(lambda: self.run_cycle_now(skip_quiet=True))
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.destroyed.connect(lambda _o=None: setattr(self, "run_anyway_box", None))
