@@ -21,35 +21,12 @@ from PySide6.QtWidgets import (
 
 from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fragment, Kind
+from persona_desktop.services.explain import TRUST_WORDS, author_words, byline, screen_place, speech_span
 from persona_desktop.services.review import EvidenceItem
 
 _IMAGE_KEYS = ("crop", "crop_path", "image", "image_path")
 _AUDIO_KEYS = ("clip", "clip_path", "audio")
 CROP_WIDTH = 520  # at most; narrower when the pane is (the image scales, never runs off the edge)
-_AUTHOR = {"owner": "you", "assistant": "the assistant", "other": "someone else", "unknown": "unknown author"}
-_TRUST = {"trusted": "your private channel", "untrusted": "not a private channel"}
-
-
-def author_words(f: Fragment) -> str:
-    """Who said it, in words: microphone speech is "likely you", never "unknown author"."""
-    if f.kind is Kind.SPEECH and f.author.value == "unknown":
-        speaker = f.locator.get("speaker")
-        if speaker == "likely-owner":
-            return "likely you"
-        if speaker == "other":
-            return "sound the computer played"
-        return "unknown speaker"
-    return _AUTHOR.get(f.author.value, f.author.value)
-
-
-def byline(f: Fragment) -> str:
-    """The author as a card's heading says it: "by you", "likely you (microphone)"."""
-    who = author_words(f)
-    if who == "likely you":
-        return "likely you (microphone)"
-    if who.startswith(("sound", "unknown speaker")):
-        return who
-    return f"by {who}"
 
 
 def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
@@ -110,7 +87,7 @@ class EvidenceCard(QFrame):
         head = QLabel(
             f"<b>{html.escape(f.kind.value.capitalize())}</b> from <b>{html.escape(item.source_label)}</b>"
             f" &middot; {_when(f)} &middot; {html.escape(byline(f))}"
-            f" &middot; {_TRUST.get(f.trust.value, f.trust.value)}"
+            f" &middot; {TRUST_WORDS.get(f.trust.value, f.trust.value)}"
         )
         head.setWordWrap(True)
         head.setToolTip(f"Exact source: {f.ref}")
@@ -232,32 +209,6 @@ class ScaledImage(QLabel):
         if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()):
             self.clicked.emit()
         super().mouseReleaseEvent(event)
-
-
-def screen_place(loc: dict[str, Any]) -> str:
-    """Where on the screen a line was read, in words: the window, its app, which monitor."""
-    parts = []
-    if loc.get("window"):
-        parts.append(f"in the window \u201c{loc['window']}\u201d")
-    if loc.get("app"):
-        parts.append(f"of {loc['app']}")
-    monitor = loc.get("monitor")
-    if isinstance(monitor, int) and not isinstance(monitor, bool) and monitor >= 1:
-        parts.append(f"on screen {monitor}")  # mss numbers monitors from 1
-    return ("Read " + " ".join(parts) + ".") if parts else ""
-
-
-def _clock(seconds: float) -> str:
-    whole = max(0, int(seconds))
-    return f"{whole // 60}:{whole % 60:02d}"
-
-
-def speech_span(loc: dict[str, Any]) -> str:
-    try:
-        start, end = float(loc["start_s"]), float(loc["end_s"])
-    except (KeyError, TypeError, ValueError):
-        return ""
-    return f"Said {_clock(start)}\u2013{_clock(max(end, start + 1))} into the recording."
 
 
 def _note(text: str, italic: bool = True) -> QLabel:

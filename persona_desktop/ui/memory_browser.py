@@ -27,13 +27,15 @@ from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fact, FactStatus, Kind
 from persona_desktop.errors import PersonaError
 from persona_desktop.services import review, review_views
+from persona_desktop.services.explain import decision_words, reason_words
+from persona_desktop.services.explain import local_time as local
 from persona_desktop.services.review import Provenance
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm, quoted
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
 from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
-from persona_desktop.ui.review_columns import MEMORY_COLUMNS, decision_words, local, reason_words
+from persona_desktop.ui.review_columns import MEMORY_COLUMNS
 from persona_desktop.ui.table_model import RecordTableModel
 from persona_desktop.ui.window_setup import prepare_window
 

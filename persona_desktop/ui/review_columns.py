@@ -3,35 +3,25 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Candidate, Fact, Observation, Revision
 from persona_desktop.domain.scoring import SIGNALS
+from persona_desktop.services.explain import (
+    SUBJECT_WORDS,
+    action_words,
+    actor_words,
+    why_waiting,
+)
+from persona_desktop.services.explain import local_time as local
 from persona_desktop.services.queries import FactView
 from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.table_model import Column
 
-_SUBJECT = {"owner": "you", "other": "someone else", "unknown": "unclear"}
+_SUBJECT = SUBJECT_WORDS
 _ORIGIN = {"policy": "added automatically", "owner": "approved by you"}
 _FACT_STATUS = {"applied": "in memory", "superseded": "replaced", "reverted": "taken back"}
-
-# What each score signal measures, in the owner's words (the weights stay behind a disclosure).
-SIGNAL_WORDS = {
-    "relevance": "How much it says about you",
-    "frequency": "How often it came up",
-    "diversity": "In how many separate conversations",
-    "recency": "How recently it was said",
-    "consolidation": "How well it fits what is already known",
-    "richness": "How specific it is",
-}
-
-
-def local(at: datetime | None) -> str:
-    return "" if at is None else as_local(at).strftime("%Y-%m-%d %H:%M")  # 9999-12-31 east of UTC too
 
 
 @dataclass
@@ -50,50 +40,10 @@ def signals_tip(view: WaitingRow) -> str:
     return f"score {c.score or 0:.2f} = weighted " + ", ".join(parts)
 
 
-# The policy's reasons (domain/policy.py and the chat review), shortened for a column.
-_WAITING_WORDS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"about other\b"), "About someone else"),
-    (re.compile(r"about unknown\b"), "Not clearly about you"),
-    (re.compile(r"no evidence written by the owner|cited none of your messages"), "Not in your own words"),
-    (re.compile(r"contradicts fact"), "Contradicts what is remembered"),
-    (re.compile(r"cited ref\(s\) were not in the document"), "Cites lines that do not exist"),
-    (re.compile(r"below threshold"), "Not sure enough yet"),
-    (re.compile(r"a skill always waits"), "A skill: always asks you"),
-    (re.compile(r"a forget always waits"), "A forget: always asks you"),
-]
-
-
-def why_waiting(reason: str | None) -> list[str]:
-    """Every reason a candidate waits, each in a few words (unknown reasons as written)."""
-    if not reason:
-        return ["Waiting for you"]
-    found: list[str] = []
-    for part in (p.strip() for p in re.split(r";\s*", reason) if p.strip()):
-        words = next((w for pattern, w in _WAITING_WORDS if pattern.search(part)), None)
-        text = words or (part[:1].upper() + part[1:])
-        if text not in found:
-            found.append(text)
-    return found
-
-
 def why_waiting_text(view: WaitingRow) -> str:
     """The first reason, and how many more (the tooltip and the detail pane list them all)."""
     reasons = why_waiting(view.candidate.reason)
     return reasons[0] + (f" (+{len(reasons) - 1})" if len(reasons) > 1 else "")
-
-
-_APPLIED_WORDS = {
-    "proven owner fact over threshold": "Your own words, with a high enough score: added by itself.",
-}
-
-
-def reason_words(reason: str | None) -> str:
-    """A policy reason as the owner reads it (a waiting one as its list of reasons)."""
-    if not reason:
-        return ""
-    if reason in _APPLIED_WORDS:
-        return _APPLIED_WORDS[reason]
-    return "; ".join(why_waiting(reason)) + "."
 
 
 CANDIDATE_COLUMNS: list[Column[WaitingRow]] = [
@@ -134,54 +84,6 @@ MEMORY_COLUMNS: list[Column[Fact]] = [
 ]
 
 # --- the journal, in words -------------------------------------------------------------------
-
-_ACTORS = {
-    "owner": "You",
-    "policy": "Automatic rule",
-    "sleep": "Sleep cycle",
-    "capture": "Capture",
-    "review": "Chat review",
-}
-_ACTIONS = {
-    "candidate.approved": "approved",
-    "candidate.rejected": "rejected",
-    "candidate.applied": "added to memory",
-    "candidate.pending": "asked for your review",
-    "candidate.dropped": "set aside",
-    "candidate.proposed": "proposed",
-    "candidate.seen_again": "saw again",
-    "fact.applied": "added to memory",
-    "fact.reverted": "reverted",
-    "decision.undone": "undid",
-    "source.forgotten": "forgot",
-    "captured_data.deleted": "deleted all captured data",
-    "fragments.ingested": "stored new text",
-    "fragments.purged": "deleted expired text",
-    "observation.added": "noticed a pattern",
-    "observation.failed": "found no pattern",
-    "run.started": "started",
-    "run.resumed": "resumed",
-    "run.finished": "finished",
-    "cursor.moved": "moved on",
-    "extraction.failed": "could not read a document",
-    "extraction.problem": "had a problem with the model's reply",
-    "llm.retry": "retried the model",
-    "document.abandoned": "gave up on a document",
-    "skill.retired": "retired a skill",
-}
-
-
-def actor_words(actor: str) -> str:
-    return _ACTORS.get(actor, actor.capitalize())
-
-
-def action_words(action: str) -> str:
-    return _ACTIONS.get(action, action.replace(".", " ").replace("_", " "))
-
-
-def decision_words(d: dict[str, Any]) -> str:
-    """A journal entry as `why` lists it: "You approved", "Automatic rule added to memory"."""
-    return f"{actor_words(str(d.get('actor', '')))} {action_words(str(d.get('action', '')))}"
 
 
 def _details(r: Revision) -> str:

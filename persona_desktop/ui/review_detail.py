@@ -13,7 +13,8 @@ from typing import Any
 
 from persona_desktop.domain.model import Candidate
 from persona_desktop.domain.scoring import SIGNALS
-from persona_desktop.ui.review_columns import SIGNAL_WORDS, local, why_waiting
+from persona_desktop.services.explain import SIGNAL_WORDS, why_waiting
+from persona_desktop.services.explain import local_time as local
 
 WEIGHTS_LINK = "weights"
 MUTED = "color:#5f6368"
