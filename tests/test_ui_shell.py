@@ -441,3 +441,35 @@ def test_a_pause_survives_a_restart_and_can_last_until_resumed(shell: Shell, ui_
     shell.resume_action.trigger()
     timed.shutdown()
     restarted.shutdown()
+
+
+def test_every_window_has_the_app_icon_a_short_title_and_fits_the_screen_centred(
+    shell: Shell, qapp: QApplication, qtbot: QtBot
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    before = qapp.applicationDisplayName()
+    qapp.setApplicationDisplayName("Persona Desktop")  # as app.py sets it; Qt adds it to titles
+    try:
+        windows = [
+            shell.open_review(),
+            shell.open_memory(),
+            shell.open_settings(),
+            shell.open_chat(),
+            shell.open_first_run(),
+            shell.open_help(),
+        ]
+        area = QGuiApplication.primaryScreen().availableGeometry()
+        for w in windows:
+            title = w.windowTitle()
+            # Qt's rule (QPlatformWindow::formatWindowTitle): the display name is appended
+            # unless the title already ends with it
+            shown = title if title.endswith("Persona Desktop") else f"{title} \u2014 Persona Desktop"
+            assert shown.count("Persona Desktop") == 1, shown
+            assert not w.windowIcon().isNull(), title
+            geo = w.geometry()
+            assert area.contains(geo), (title, geo, area)
+            assert abs(geo.center().x() - area.center().x()) <= 2, title
+            assert abs(geo.center().y() - area.center().y()) <= 2, title
+    finally:
+        qapp.setApplicationDisplayName(before)

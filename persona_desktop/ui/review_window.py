@@ -387,11 +387,15 @@ class ReviewWindow(QMainWindow):
     # --- selection and the detail pane --------------------------------------------------
 
     @staticmethod
-    def _selected_ids(table: QTableView) -> list[int]:
+    def _selected_rows(table: QTableView) -> list[int]:
+        count = table.model().rowCount()
+        return sorted({i.row() for i in table.selectionModel().selectedRows() if i.row() < count})
+
+    @classmethod
+    def _selected_ids(cls, table: QTableView) -> list[int]:
         model = table.model()
         assert isinstance(model, RecordTableModel)
-        rows = sorted({i.row() for i in table.selectionModel().selectedRows()})
-        return [model.key_at(r) for r in rows if r < model.rowCount()]
+        return [model.key_at(r) for r in cls._selected_rows(table)]
 
     def _select_rows(self, table: QTableView, rows: list[int]) -> None:
         sel = table.selectionModel()
@@ -423,7 +427,7 @@ class ReviewWindow(QMainWindow):
         if not ids:
             self.detail.setText(PICK_ONE if self.pending.rows else NOTHING_TO_SHOW)
             return
-        rows = [self.pending.rows[r] for r in (self.pending.row_of(i) for i in ids) if r is not None]
+        rows = [self.pending.rows[r] for r in self._selected_rows(self.pending_table)]
         if len(rows) > 1:
             self.detail.setText(selection_html([r.candidate for r in rows]))
             return
@@ -454,15 +458,20 @@ class ReviewWindow(QMainWindow):
         if seq != self._evidence_seq:
             return  # the owner moved on; a newer request is on its way
         self._clear_cards()
+        holder = QWidget()  # built whole, then shown: one relayout of the pane, not one per card
+        lay = QVBoxLayout(holder)
+        lay.setContentsMargins(0, 0, 0, 0)
         for item in items:
             card = EvidenceCard(item, self._ctx.data_dir, self.player)
             self.evidence_cards.append(card)
-            self.evidence_box.addWidget(card)
+            lay.addWidget(card)
         if not items:
-            self.evidence_box.addWidget(QLabel("No evidence is left (its source was forgotten)."))
+            lay.addWidget(QLabel("No evidence is left (its source was forgotten)."))
+        self.evidence_box.addWidget(holder)
 
     def _clear_cards(self) -> None:
-        clear_layout(self.evidence_box)
+        if self.evidence_box.count():
+            clear_layout(self.evidence_box)
         self.evidence_cards = []
 
     def _update_buttons(self) -> None:
@@ -477,12 +486,8 @@ class ReviewWindow(QMainWindow):
     # --- decisions ----------------------------------------------------------------------
 
     def _statements(self, ids: list[int]) -> dict[int, str]:
-        found = {}
-        for i in ids:
-            row = self.pending.row_of(i)
-            if row is not None:
-                found[i] = self.pending.rows[row].candidate.statement
-        return found
+        wanted = set(ids)  # one pass: thousands of selected rows must not cost n*n lookups
+        return {r.candidate.id: r.candidate.statement for r in self.pending.rows if r.candidate.id in wanted}
 
     def approve_selected(self) -> None:
         self._decide(self._selected_ids(self.pending_table), "Approved", self._approve_fn(None))
@@ -552,11 +557,8 @@ class ReviewWindow(QMainWindow):
         ids = self._selected_ids(self.recent_table)
         if not ids:
             return
-        names = {}
-        for i in ids:
-            row = self.recent.row_of(i)
-            if row is not None:
-                names[i] = self.recent.rows[row].fact.statement
+        wanted = set(ids)
+        names = {v.fact.id: v.fact.statement for v in self.recent.rows if v.fact.id in wanted}
         question = (
             f"Take {quoted(names[ids[0]])} out of memory?"
             if len(ids) == 1
