@@ -30,9 +30,8 @@ class MainWindow(QMainWindow):
         self.message_label = QLabel("")
         self.message_label.setWordWrap(True)
         self.message_label.setStyleSheet("color: palette(mid);")
-        grid = QGridLayout()
+        self.grid = grid = QGridLayout()
         self.buttons: list[QToolButton] = []
-        col = row = 0
         for action in shell.menu_actions():
             if action is None or action in (shell.quit_action, shell.state_action):
                 continue
@@ -40,10 +39,7 @@ class MainWindow(QMainWindow):
             b.setDefaultAction(action)
             b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             b.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-            grid.addWidget(b, row, col)
             self.buttons.append(b)
-            col = (col + 1) % 2
-            row += col == 0
         quit_button = QToolButton()
         quit_button.setDefaultAction(shell.quit_action)
         head = QGridLayout()
@@ -63,9 +59,14 @@ class MainWindow(QMainWindow):
         self.refresh()
 
     def refresh(self) -> None:
+        """Two columns of the actions visible now, without holes where hidden ones were."""
         for b in self.buttons:
-            action = b.defaultAction()
-            b.setVisible(action is not None and action.isVisible())
+            self.grid.removeWidget(b)
+        shown = [b for b in self.buttons if (a := b.defaultAction()) is not None and a.isVisible()]
+        for b in self.buttons:
+            b.setVisible(b in shown)
+        for i, b in enumerate(shown):
+            self.grid.addWidget(b, i // 2, i % 2)
         self.icon_label.setPixmap(state_pixmap(self.shell.state(), 48, self.shell.pending))
         lines = self.shell.describe().removeprefix("Persona Desktop: ").split("; ")
         self.state_label.setText("\n".join(line[:1].upper() + line[1:] for line in lines))

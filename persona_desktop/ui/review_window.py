@@ -213,9 +213,9 @@ class ReviewWindow(QMainWindow):
         pane = list_with_detail(buttons, self.pending_table, PICK_ONE)
         self.detail, self.evidence_box, self.detail_scroll = pane.label, pane.box, pane.scroll
         self.detail.linkActivated.connect(self._on_link)
-        pane.split.setStretchFactor(0, 3)
-        pane.split.setStretchFactor(1, 2)
-        pane.split.setSizes([self.width() * 3 // 5, self.width() * 2 // 5])
+        pane.split.setStretchFactor(0, 5)
+        pane.split.setStretchFactor(1, 3)
+        pane.split.setSizes([self.width() * 5 // 8, self.width() * 3 // 8])
         return pane.split
 
     def _recent_tab(self) -> QWidget:
