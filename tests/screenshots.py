@@ -65,14 +65,6 @@ WAITING = [
     ),
 ]
 ADDED = [("Is allergic to peanuts", 0), ("Has a sister called Maria who lives in Lisbon", 4)]
-SIGNALS = {
-    "relevance": 0.9,
-    "frequency": 0.5,
-    "diversity": 0.33,
-    "recency": 0.95,
-    "consolidation": 0.5,
-    "richness": 0.75,
-}
 
 
 # --- the parent: one Xvfb per size ---------------------------------------------------------
@@ -130,103 +122,54 @@ def _closed_port() -> int:
 
 def seed_demo(rt: Any) -> dict[str, Any]:
     """A realistic morning in the store: returns the ids the renderer selects."""
-    from persona_desktop.domain.model import (
-        Author,
-        CandidateStatus,
-        Kind,
-        NewFragment,
-        SourceInfo,
-        Subject,
-        Trust,
-    )
-    from persona_desktop.domain.text import statement_key
-    from persona_desktop.services.ingest import ingest
-    from tests.ui_support import seed_media_evidence
+    from persona_desktop.domain.model import Author, CandidateStatus, Subject
+    from persona_desktop.services import review
+    from tests.ui_support import add_scored_candidate, apply_as_fact, chat_source, seed_media_evidence
 
-    start = datetime.now(UTC) - timedelta(hours=20)
-    key = "chat:saved"
     roles = {"owner": Author.OWNER, "assistant": Author.ASSISTANT, "other": Author.OTHER}
-    frags = [
-        NewFragment(
-            ref=f"{key}:{i}",
-            kind=Kind.CHAT,
-            author=roles[role],
-            trust=Trust.TRUSTED if role != "other" else Trust.UNTRUSTED,
-            text=text,
-            captured_at=start + timedelta(minutes=7 * i),
-            locator={"chat": key, "message_id": str(i)},
-            session=key,
-            seq=i,
-        )
-        for i, (role, text) in enumerate(CHAT)
-    ]
-    [result] = ingest(rt.uow, [(SourceInfo(key, Kind.CHAT, "Chat with Persona"), frags)], datetime.now(UTC))
-    ids: dict[str, Any] = {"source": result.source_id, "waiting": [], "facts": []}
+    source_id, refs = chat_source(
+        rt,
+        len(CHAT),
+        "chat:saved",
+        "Chat with Persona",
+        lines=[(roles[role], text) for role, text in CHAT],
+        start=datetime.now(UTC) - timedelta(hours=20),
+    )
+    ids: dict[str, Any] = {"source": source_id, "waiting": [], "facts": []}
     night = datetime.now(UTC).replace(hour=2, minute=40) - timedelta(
         days=0 if datetime.now().hour >= 3 else 1
     )
     with rt.uow() as uow:
-        by_ref = uow.fragments.by_refs([f.ref for f in frags])
+        by_ref = uow.fragments.by_refs(refs)
         for statement, subject, score, reason, ref in WAITING:
-            cid = uow.candidates.add(
-                statement=statement,
-                subject=Subject(subject),
-                key=statement_key(statement),
-                category="habit",
-                origin="sleep",
-                run_id=None,
-                payload={},
-                supersedes_fact_id=None,
-                created_at=night,
+            frag = by_ref[refs[ref]].id
+            ids["waiting"].append(
+                add_scored_candidate(
+                    uow,
+                    statement,
+                    Subject(subject),
+                    CandidateStatus.PENDING,
+                    score,
+                    reason,
+                    [frag],
+                    night,
+                    "habit",
+                )
             )
-            uow.candidates.set_scored(
-                cid,
-                status=CandidateStatus.PENDING,
-                score=score,
-                signals=SIGNALS,
-                reason=reason,
-                supersedes_fact_id=None,
-            )
-            uow.candidates.add_evidence(cid, [by_ref[f"{key}:{ref}"].id], None)
-            ids["waiting"].append(cid)
         for statement, ref in ADDED:
-            cid = uow.candidates.add(
-                statement=statement,
-                subject=Subject.OWNER,
-                key=statement_key(statement),
-                category="health",
-                origin="sleep",
-                run_id=None,
-                payload={},
-                supersedes_fact_id=None,
-                created_at=night,
+            frag = by_ref[refs[ref]].id
+            cid = add_scored_candidate(
+                uow,
+                statement,
+                Subject.OWNER,
+                CandidateStatus.APPLIED,
+                0.81,
+                "proven owner fact over threshold",
+                [frag],
+                night,
+                "health",
             )
-            uow.candidates.set_scored(
-                cid,
-                status=CandidateStatus.APPLIED,
-                score=0.81,
-                signals=SIGNALS,
-                reason="proven owner fact over threshold",
-                supersedes_fact_id=None,
-            )
-            uow.candidates.add_evidence(cid, [by_ref[f"{key}:{ref}"].id], None)
-            fid = uow.facts.add(
-                statement=statement,
-                subject=Subject.OWNER,
-                key=statement_key(statement),
-                category="health",
-                candidate_id=cid,
-                valid_from=night,
-            )
-            uow.journal.append(
-                at=night,
-                actor="policy",
-                action="candidate.applied",
-                entity="candidate",
-                entity_id=cid,
-                data={"statement": statement},
-            )
-            ids["facts"].append((fid, cid))
+            ids["facts"].append((apply_as_fact(uow, cid, statement, night, "health"), cid))
         uow.observations.add(
             None,
             "You seem to plan your week around morning runs and family visits.",
@@ -236,8 +179,6 @@ def seed_demo(rt: Any) -> dict[str, Any]:
         uow.commit()
     seed_media_evidence(rt, ids["waiting"][2])
     seed_media_evidence(rt, ids["facts"][1][1])
-    from persona_desktop.services import review
-
     review.reject(rt.uow, ids["waiting"][4], datetime.now(UTC) - timedelta(minutes=3))
     ids["waiting"].pop()
     return ids

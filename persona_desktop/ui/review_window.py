@@ -222,20 +222,13 @@ class ReviewWindow(QMainWindow):
         self.recent_table = make_table(
             self.recent, [None, "added automatically", "2026-11-30 16:27", "Sources"], RECENT_EMPTY
         )
-        row = QHBoxLayout()
         self.revert_button = self._button("Revert\u2026 (V)", self.revert_selected)
         note = QLabel(
             "Added to memory in the last 7 days: approved by you, or added automatically when"
             " the evidence is your own words."
         )
         note.setWordWrap(True)
-        row.addWidget(note, 1)
-        row.addWidget(self.revert_button)
-        box = QWidget()
-        v = QVBoxLayout(box)
-        v.addLayout(row)
-        v.addWidget(self.recent_table)
-        return box
+        return self._headed(self.recent_table, note, self.revert_button)
 
     def _history_tab(self) -> QWidget:
         self.history_table = make_table(
@@ -244,13 +237,18 @@ class ReviewWindow(QMainWindow):
         self.full_journal = QCheckBox("Show everything the app did (capture, sleep cycle, automatic rule)")
         self.full_journal.toggled.connect(lambda _on: self._reload_side_tabs(SHOW))
         self.history_note = QLabel("Your decisions, newest first.")
+        return self._headed(self.history_table, self.history_note, self.full_journal)
+
+    @staticmethod
+    def _headed(table: QTableView, note: QLabel, control: QWidget) -> QWidget:
+        """A table under a line of text with a control at its right."""
         row = QHBoxLayout()
-        row.addWidget(self.history_note, 1)
-        row.addWidget(self.full_journal)
+        row.addWidget(note, 1)
+        row.addWidget(control)
         box = QWidget()
         v = QVBoxLayout(box)
         v.addLayout(row)
-        v.addWidget(self.history_table)
+        v.addWidget(table)
         return box
 
     @staticmethod
