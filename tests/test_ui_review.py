@@ -412,6 +412,30 @@ def test_memory_screen_evidence_fits_the_pane(
     window.shutdown()
 
 
+def test_a_screen_picture_opens_full_size_on_click(
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+) -> None:
+    from PySide6.QtCore import QPoint
+
+    from persona_desktop.ui.image_viewer import ImageViewer
+
+    seed_media_evidence(runtime, seeded.pending[0])
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitUntil(lambda: any(c.image_label is not None for c in window.evidence_cards), timeout=TIMEOUT)
+    card = next(c for c in window.evidence_cards if c.image_label is not None)
+    assert card.image_label is not None
+    qtbot.mouseClick(card.image_label, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    viewer = card.viewer
+    assert isinstance(viewer, ImageViewer) and viewer.isVisible()
+    full = viewer.image.pixmap()
+    assert (full.width(), full.height()) == (480, 120)  # the kept picture, not the scaled one
+    viewer.close()
+    window.shutdown()
+
+
 def test_memory_revert_asks_first_and_can_be_undone(
     memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
 ) -> None:

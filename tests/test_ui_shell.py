@@ -473,3 +473,13 @@ def test_every_window_has_the_app_icon_a_short_title_and_fits_the_screen_centred
             assert abs(geo.center().y() - area.center().y()) <= 2, title
     finally:
         qapp.setApplicationDisplayName(before)
+
+
+def test_help_and_about_say_how_to_get_a_model_and_where_the_data_is(shell: Shell, ui_ctx: UiContext) -> None:
+    help_window = shell.open_help()
+    text = help_window.browser.toPlainText()  # type: ignore[attr-defined]
+    assert "ollama serve" in text and "ollama pull llama3.1:8b" in text and str(ui_ctx.data_dir) in text
+    assert "http" not in text.replace(ui_ctx.settings.ollama_host(), "")  # no links out of the app
+    about = shell.open_about()
+    words = about.informativeText()  # type: ignore[attr-defined]
+    assert ui_ctx.settings.ollama_host() in words and str(ui_ctx.data_dir) in words
