@@ -483,3 +483,28 @@ def test_help_and_about_say_how_to_get_a_model_and_where_the_data_is(shell: Shel
     about = shell.open_about()
     words = about.informativeText()  # type: ignore[attr-defined]
     assert ui_ctx.settings.ollama_host() in words and str(ui_ctx.data_dir) in words
+
+
+def test_a_failed_run_tells_the_next_step(
+    shell: Shell, ui_ctx: UiContext, cli: Cli, tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `ollama` program here
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in (
+        ("sleep.enabled", True),
+        ("ollama.host", f"http://127.0.0.1:{port}"),
+        ("ollama.retries", 0),
+    ):
+        ui_ctx.settings.set(key, value)
+    ui_ctx.settings.save()
+    _chat(cli, tmp_path)
+    with qtbot.waitSignal(
+        shell.notified, timeout=TIMEOUT, check_params_cb=lambda t, _m: t == "Sleep cycle failed"
+    ) as told:
+        shell.run_action.trigger()
+    assert "not installed" in told.args[1] and "ollama serve" in told.args[1]
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)

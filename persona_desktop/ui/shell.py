@@ -20,6 +20,7 @@ from persona_desktop.services import review_views
 from persona_desktop.services.journal_integrity import verify_journal
 from persona_desktop.services.markdown_export import ExportResult, export_if_enabled
 from persona_desktop.services.reading_plan import Backlog, history_backlog
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
@@ -305,9 +306,26 @@ class Shell(QObject):
         if manual and outcome.status is RunStatus.DEFERRED:
             self._offer_run_anyway(outcome)
             return
+        if outcome.status is RunStatus.FAILED and self.ctx.diagnose is not None:
+            self._notify_with_next_step(outcome.message)
+            return
         # a scheduled run retries each tick while deferred: only the owner's own click hears of it
         if manual or outcome.status.value not in ("deferred", "skipped"):
             self.notify("Persona Desktop", outcome.message)
+
+    def _notify_with_next_step(self, message: str) -> None:
+        """A failed run: say what is wrong with the model host, if that is it, and what to do."""
+        diagnose, s = self.ctx.diagnose, self.ctx.settings
+        assert diagnose is not None
+        host, model = s.ollama_host(), str(s.get("ollama.model"))
+
+        def told(d: Diagnosis) -> None:
+            extra = "" if d.ready else f" {d.summary} Next step: {d.next_step.replace('`', '')}"
+            self.notify("Sleep cycle failed", message + extra)
+
+        self.ops.run(
+            lambda: diagnose(host, model), told, lambda _e: self.notify("Sleep cycle failed", message)
+        )
 
     def _on_cycle_failed(self, message: str) -> None:
         self._on_state_inputs()
