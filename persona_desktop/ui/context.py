@@ -20,6 +20,12 @@ LLMFor = Callable[[str, str], LLM]
 Diagnose = Callable[[str, str], Diagnosis]
 """(host, model) -> what stands between the owner and a working model, with the next step."""
 
+Diagnoser = Callable[[], Diagnose]
+"""Called on the GUI thread (it imports the HTTP client there); its result runs on a worker.
+
+A worker that imported the HTTP client while another thread imported the Ollama client
+left a frozen build with a half-initialized pydantic ("partially initialized module")."""
+
 
 @dataclass
 class UiContext:
@@ -30,7 +36,7 @@ class UiContext:
     llm: Callable[[], LLM]
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
-    diagnose: Diagnose | None = None
+    diagnoser: Diagnoser | None = None
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
 

@@ -375,10 +375,10 @@ class SettingsDialog(QDialog):
         trial = self._ctx.settings.__class__(None, {"ollama.host": str(self.fields["ollama.host"].raw())})
         host = trial.ollama_host()
         model = str(self.fields["ollama.model"].raw())
-        diagnose = self._ctx.diagnose
-        if diagnose is None:
+        if self._ctx.diagnoser is None:
             self.connection_label.setText("This build cannot check the model host.")
             return
+        diagnose = self._ctx.diagnoser()
         self._check_seq += 1
         seq = self._check_seq
         self.test_button.setEnabled(False)

@@ -306,7 +306,7 @@ class Shell(QObject):
         if manual and outcome.status is RunStatus.DEFERRED:
             self._offer_run_anyway(outcome)
             return
-        if outcome.status is RunStatus.FAILED and self.ctx.diagnose is not None:
+        if outcome.status is RunStatus.FAILED and self.ctx.diagnoser is not None:
             self._notify_with_next_step(outcome.message)
             return
         # a scheduled run retries each tick while deferred: only the owner's own click hears of it
@@ -315,8 +315,8 @@ class Shell(QObject):
 
     def _notify_with_next_step(self, message: str) -> None:
         """A failed run: say what is wrong with the model host, if that is it, and what to do."""
-        diagnose, s = self.ctx.diagnose, self.ctx.settings
-        assert diagnose is not None
+        assert self.ctx.diagnoser is not None
+        diagnose, s = self.ctx.diagnoser(), self.ctx.settings
         host, model = s.ollama_host(), str(s.get("ollama.model"))
 
         def told(d: Diagnosis) -> None:
