@@ -289,6 +289,12 @@ def render(out: Path) -> int:
     chat = shell.open_chat()
     shot(chat, "chat")
     chat.hide()
+    search = shell.open_search()
+    search.query.setText("Lisbon")
+    search.run_search()
+    _spin(app, 5, lambda: not search.ops.busy())
+    shot(search, "search", whole_screen=True)
+    search.hide()
     shot(shell.open_help(), "help")
     shell.help_window.hide()  # type: ignore[union-attr]
     about = shell.open_about()

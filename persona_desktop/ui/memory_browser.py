@@ -11,7 +11,7 @@ import html
 from collections.abc import Callable
 from datetime import date
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -129,9 +129,13 @@ class MemoryBrowser(QMainWindow):
         return self.facts.key_at(rows[0].row()) if rows else None
 
     def select_fact(self, fact_id: int) -> None:
+        """Select exactly this fact (not `selectRow`, which toggles while Ctrl is held) and show why."""
         row = self.facts.row_of(fact_id)
         if row is not None:
-            self.table.selectRow(row)
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            index = self.facts.index(row, 0)
+            self.table.selectionModel().setCurrentIndex(index, flags)
+            self.table.scrollTo(index)
             self.show_why()
 
     def _on_current(self, row: int) -> None:

@@ -38,9 +38,9 @@ from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
-from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
 from persona_desktop.ui.dialogs import confirm
 from persona_desktop.ui.layouts import FormGrid, wrapping_label
+from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
 from persona_desktop.ui.setting_fields import Field, focus_first_error
 from persona_desktop.ui.setting_text import (
     ADVANCED,
