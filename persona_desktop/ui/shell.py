@@ -19,8 +19,8 @@ from persona_desktop.ports import JournalCheck
 from persona_desktop.services import review_views
 from persona_desktop.services.journal_integrity import verify_journal
 from persona_desktop.services.markdown_export import ExportResult, export_if_enabled
-from persona_desktop.services.reading_plan import Backlog, history_backlog
 from persona_desktop.services.ollama_diagnosis import Diagnosis
+from persona_desktop.services.reading_plan import Backlog, history_backlog
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
