@@ -89,7 +89,9 @@ def chatgpt(path: Path, n: int) -> None:
     with path.open("w", encoding="utf-8") as out:
         out.write("[")
         for c in range(0, n, per_conv):
-            mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None, "children": ["m0"]}}
+            mapping: dict[str, Any] = {
+                "root": {"id": "root", "message": None, "parent": None, "children": ["m0"]}
+            }
             count = min(per_conv, n - c)
             for k in range(count):
                 i = c + k
@@ -189,11 +191,15 @@ def run_import(file: Path, data_dir: Path, extra: list[str]) -> tuple[float, int
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--formats", default=",".join(FORMATS))
     args = parser.parse_args()
-    print(f"{'format':9} {'messages':>9} {'file MB':>8} {'seconds':>8} {'msg/s':>8} {'MB/s':>6} {'peak RSS MB':>12}")
+    print(
+        f"{'format':9} {'messages':>9} {'file MB':>8} {'seconds':>8} {'msg/s':>8} {'MB/s':>6} {'peak RSS MB':>12}"
+    )
     flat: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
         for name in args.formats.split(","):

@@ -34,6 +34,7 @@ from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
@@ -60,6 +61,14 @@ def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
 def _data_dir_args(data_dir: Path) -> list[str]:
     """What a command started outside the app (login, a shortcut) needs to open this data dir."""
     return [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
+
+
+def _diagnoser() -> Callable[[str, str], Diagnosis]:
+    """On the GUI thread: import the probe (and httpx) here, then hand a worker the plain call."""
+    from persona_desktop.adapters.ollama_probe import check_ollama
+    from persona_desktop.services.ollama_diagnosis import HELP_SECTION
+
+    return lambda host, model: check_ollama(host, model, guide=HELP_SECTION)
 
 
 def _autostart(data_dir: Path) -> Callable[[bool], None] | None:
@@ -99,6 +108,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         llm=llm,
         llm_for=_llm_for(s),
         autostart=_autostart(rt.data_dir),
+        diagnoser=_diagnoser,
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
         embedder=rt.embedder,
     )

@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -48,6 +50,18 @@ def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             file=sys.stderr,
         )
     return rt
+
+
+CAPTURE_HINT = (
+    "Import a chat with `persona-desktop ingest chat FILE`, or switch on screen or speech"
+    " capture in the tray app."
+)
+
+
+def _nothing(what: str, next_step: str) -> None:
+    """An empty list, said as what it means and what to do next (JSON output stays `[]`)."""
+    print(what)
+    print(next_step)
 
 
 # --- ingest -----------------------------------------------------------------------------
@@ -310,6 +324,8 @@ def cmd_fragments(args: argparse.Namespace) -> int:
         rt.close()
     if args.json:
         _emit_json([fragment_json(f) for f in items])
+    elif not items:
+        _nothing("Nothing captured yet" + (f" from {args.kind}" if args.kind else "") + ".", CAPTURE_HINT)
     else:
         for f in items:
             print(
@@ -360,6 +376,7 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
     from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
 
     rt = _runtime(args)
+    diagnosis = None
     try:
         cycle = SleepCycle(rt.uow, rt.llm, SleepConfig.from_settings(rt.settings), rt.clock)
 
@@ -367,13 +384,15 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"  {p.phase}: {p.message}", file=sys.stderr)
 
-        outcome = drain(cycle.run(), show)
+        outcome = drain(cycle.run(skip_quiet=args.anyway), show)
         if outcome.counters.get("applied"):
             _export_after(rt)
+        if outcome.status.value == "failed":
+            diagnosis = _diagnose_llm(rt.settings)
     finally:
         rt.close()
     if args.json:
-        _emit_json(outcome.as_json())
+        _emit_json(outcome.as_json() | ({"diagnosis": diagnosis.as_json()} if diagnosis else {}))
     else:
         print(outcome.message)
         if outcome.run_id is not None:
@@ -383,7 +402,31 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
                 f"{c.get('candidates', 0)} new candidates, {c.get('applied', 0)} applied, "
                 f"{c.get('pending', 0)} pending, {c.get('dropped', 0)} dropped"
             )
+        _sleep_next_step(outcome.status.value, diagnosis, _me(args))
     return 0 if outcome.status.value != "failed" else 2
+
+
+def _diagnose_llm(settings: Any) -> Any:
+    """After a failed run: what is wrong with the model host, if anything (None when it is ready)."""
+    from persona_desktop.adapters.ollama_probe import check_ollama
+
+    found = check_ollama(settings.ollama_host(), str(settings.get("ollama.model")))
+    return None if found.ready else found
+
+
+def _me(args: argparse.Namespace) -> str:
+    """This program as the owner would type it again, with the same data dir."""
+    return "persona-desktop" + (f" --data-dir {shlex.quote(args.data_dir)}" if args.data_dir else "")
+
+
+def _sleep_next_step(status: str, diagnosis: Any, me: str) -> None:
+    """What the owner can do about a run that did not happen, as a command to type."""
+    if status == "disabled":
+        print(f"Turn it on with: {me} config set sleep.enabled true")
+    elif status == "deferred":
+        print(f"It waits until you have been away that long. To run it now: {me} sleep run --anyway")
+    elif diagnosis is not None:
+        print(f"{diagnosis.summary}\nNext step: {diagnosis.next_step}", file=sys.stderr)
 
 
 # --- candidates, facts, decisions -------------------------------------------------------
@@ -420,6 +463,16 @@ def cmd_candidates(args: argparse.Namespace) -> int:
         rt.close()
     if args.json:
         _emit_json([candidate_json(v) for v in views])
+        return 0
+    if not views:
+        if args.status:
+            _nothing(f"No {args.status} candidates.", "`persona-desktop candidates` lists them all.")
+        else:
+            _nothing(
+                "No proposals yet.",
+                "They come from a sleep cycle (`persona-desktop sleep run`) or a review of your chat"
+                " with the assistant (`persona-desktop review run`).",
+            )
         return 0
     for v in views:
         c = v.candidate
@@ -477,6 +530,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
     if args.json:
         _emit_json([fact_json(v) for v in views])
         return 0
+    if not views:
+        if args.status or args.search:
+            _nothing("No fact matches.", "`persona-desktop facts` lists every fact.")
+        else:
+            _nothing(
+                "Nothing is remembered yet.",
+                "Approve a waiting proposal (`persona-desktop candidates`, then `persona-desktop approve ID`),"
+                " or let the sleep cycle add what you said yourself.",
+            )
+        return 0
     for v in views:
         f = v.fact
         print(f"#{f.id:<4} {f.status.value:10} {f.subject.value:7} {f.statement}  [{', '.join(v.refs)}]")
@@ -505,21 +568,50 @@ def provenance_json(prov: Any) -> dict[str, Any]:
 
 
 def print_provenance(prov: Any) -> None:
-    f = prov.fact
-    print(f"fact #{f.id} ({f.status.value}): {f.statement}")
-    if prov.candidate is not None:
-        c = prov.candidate
-        print(f"  from candidate #{c.id}, score {c.score}, signals {c.signals}")
-    for item in prov.evidence:
+    """`facts why` for a person: how the fact got into memory, its evidence, the decisions."""
+    from persona_desktop.services import explain
+
+    f, c = prov.fact, prov.candidate
+    print(f"Fact {f.id}: {f.statement}")
+    status = {"applied": "In memory since", "superseded": "Replaced on", "reverted": "Taken back on"}
+    since = f.valid_from if f.status.value == "applied" else f.valid_to
+    print(f"  {status.get(f.status.value, f.status.value)} {explain.local_time(since)}.")
+    if c is None:
+        print("  Written directly, without a proposal to review.")
+    else:
+        owner = any(d["actor"] == "owner" and d["action"] == "candidate.approved" for d in prov.decisions)
+        how = "Approved by you" if owner else "Added automatically"
+        score = "not scored" if c.score is None else f"score {c.score:.2f}"
+        print(f"  {how}; proposal {c.id} ({score}).")
+        if c.reason:
+            print(f"  {explain.reason_words(c.reason)}")
+        if c.signals:
+            parts = [
+                f"{explain.SIGNAL_WORDS.get(name, name).lower()} {value:.2f}"
+                for name, value in c.signals.items()
+            ]
+            print(f"  Score signals: {', '.join(parts)}.")
+    print(
+        f"Evidence ({len(prov.evidence)}):"
+        if prov.evidence
+        else "Evidence: none left (its sources were forgotten)."
+    )
+    for n, item in enumerate(prov.evidence, 1):
         fr = item.fragment
+        where = explain.screen_place(fr.locator) or explain.speech_span(fr.locator)
+        said = "said " + explain.byline(fr) if explain.byline(fr).startswith("by") else explain.byline(fr)
         print(
-            f"  evidence [{fr.ref}] {fr.author.value}/{fr.trust.value} {fr.captured_at:%Y-%m-%d %H:%M}: {fr.text}"
+            f"  {n}. {fr.kind.value.capitalize()} \u201c{item.source_label}\u201d,"
+            f" {explain.local_time(fr.captured_at)}, {said}"
+            f" ({explain.TRUST_WORDS.get(fr.trust.value, fr.trust.value)}):"
         )
-        print(
-            f"    source {item.source_key} ({item.source_label}); locator {json.dumps(fr.locator, default=str)}"
-        )
+        print(f"     \u201c{fr.text}\u201d")
+        print(f"     {where + ' ' if where else ''}Source: {fr.ref}")
+    if prov.decisions:
+        print("History:")
     for d in prov.decisions:
-        print(f"  {d['at']} {d['actor']}: {d['action']}")
+        at = explain.local_time(datetime.fromisoformat(d["at"]))
+        print(f"  {at}  {explain.decision_words(d)}")
 
 
 MAX_ID = 2**63 - 1  # SQLite's largest integer
@@ -732,6 +824,13 @@ def cmd_skills(args: argparse.Namespace) -> int:
             ]
         )
         return 0
+    if not items:
+        _nothing(
+            "No skills yet.",
+            "A chat review may propose one when it is on (`persona-desktop config set review.enabled true`);"
+            " you approve it like any proposal.",
+        )
+        return 0
     for s in items:
         print(f"{s.name:30} {summary_line(s)}")
     print(f"{len(items)} skill(s)")
@@ -776,6 +875,9 @@ def cmd_sources(args: argparse.Namespace) -> int:
                 for i, s, n in items
             ]
         )
+        return 0
+    if not items:
+        _nothing("No sources yet.", CAPTURE_HINT)
         return 0
     for i, s, n in items:
         print(f"#{i:<5} {s.kind.value:6} {n:>6} fragment(s)  {s.key}  ({s.label})")
@@ -856,6 +958,12 @@ def cmd_journal(args: argparse.Namespace) -> int:
                 }
                 for r in entries
             ]
+        )
+        return 0
+    if not entries:
+        _nothing(
+            "Nothing has happened yet.",
+            "The journal records every import, sleep cycle and decision, and is never rewritten.",
         )
         return 0
     for r in entries:
@@ -980,6 +1088,11 @@ def build_parser() -> argparse.ArgumentParser:
     ssub = sleep.add_subparsers(dest="what", metavar="ACTION", required=True)
     srun = ssub.add_parser("run", help="run one sleep cycle now (the gate and the lease apply)")
     srun.add_argument("--json", action="store_true")
+    srun.add_argument(
+        "--anyway",
+        action="store_true",
+        help="run even though you were active recently (the quiet time is skipped; the lease still applies)",
+    )
     srun.set_defaults(handler=cmd_sleep_run)
 
     cands = sub.add_parser("candidates", help="proposed memories and their status")

@@ -7,6 +7,7 @@ message naming the key and what is allowed, and never writes a half-valid file.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -436,6 +437,16 @@ def _parse(setting: Setting, value: Any) -> Any:
     return value
 
 
+def unknown_setting(key: str) -> ConfigError:
+    """ "unknown setting 'sleep.enable'; did you mean sleep.enabled?", in one line."""
+    names = list(SETTINGS)
+    near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    if not near:  # a key given without its end, e.g. capture.screen for capture.screen_enabled
+        near = [k for k in names if k.startswith(key) and len(key) >= 4][:1]
+    hint = f"did you mean {near[0]}?" if near else "`persona-desktop config list` shows every setting"
+    return ConfigError(f"unknown setting {key!r}; {hint}")
+
+
 class Settings:
     """The owner's settings: defaults overlaid with what the file holds."""
 
@@ -467,14 +478,14 @@ class Settings:
     def get(self, key: str) -> Any:
         setting = SETTINGS.get(key)
         if setting is None:
-            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(SETTINGS))}")
+            raise unknown_setting(key)
         return self._values.get(key, setting.default)
 
     def set(self, key: str, value: Any) -> Any:
         """Validate and store one value (in memory; `save()` writes the file)."""
         setting = SETTINGS.get(key)
         if setting is None:
-            raise ConfigError(f"unknown setting {key!r}; known: {', '.join(sorted(SETTINGS))}")
+            raise unknown_setting(key)
         parsed = _parse(setting, value)
         if key.startswith("sleep.weights."):
             trial = self.weights_raw() | {key.removeprefix("sleep.weights."): parsed}
@@ -487,7 +498,7 @@ class Settings:
         """Check a value without storing it (for as-you-type validation)."""
         setting = SETTINGS.get(key)
         if setting is None:
-            raise ConfigError(f"unknown setting {key!r}")
+            raise unknown_setting(key)
         return _parse(setting, value)
 
     def save(self) -> None:

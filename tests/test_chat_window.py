@@ -166,7 +166,7 @@ def test_the_tray_menu_opens_the_chat_and_shows_the_review_summary(
     runtime: Runtime, ollama_server: OllamaServer, shell: Shell, qtbot: QtBot
 ) -> None:
     use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=1)
-    assert shell.chat_action in shell.menu_actions() and shell.chat_action.text() == "Chat..."
+    assert shell.chat_action in shell.menu_actions() and shell.chat_action.text() == "Chat\u2026"
     calls: list[int] = []
 
     def respond(body):  # type: ignore[no-untyped-def]

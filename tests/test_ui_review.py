@@ -6,15 +6,18 @@ from collections.abc import Iterator
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
-from persona_desktop.domain.model import FactStatus
+from persona_desktop.domain.model import CandidateStatus, FactStatus
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.evidence_view import EvidenceCard
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from tests.ui_support import (
     Seeded,
+    answer_modal,
     candidate_status,
     journal_actions,
     seed_media_evidence,
@@ -61,7 +64,7 @@ def _fact_of(rt: Runtime, cid: int) -> tuple[str, str] | None:
 
 
 def test_window_shows_every_tab_and_the_evidence_with_its_context(
-    review: ReviewWindow, seeded: Seeded
+    review: ReviewWindow, seeded: Seeded, qtbot: QtBot
 ) -> None:
     assert [v.candidate.id for v in review.pending.rows] == seeded.pending
     assert review.tabs.tabText(0) == "Waiting (4)"
@@ -69,12 +72,20 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
     assert {v.origin for v in review.recent.rows} == {"policy"}
     assert "hypotheses" in review.tabs.tabText(3).lower()
     assert len(review.observations.rows) == 1
+    assert review.journal.rows == []  # History: the owner's own decisions, and there are none yet
+    with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
+        review.full_journal.setChecked(True)  # the full journal, one click away
     assert review.journal.rows[0].action == "candidate.applied"  # newest first
     card = review.evidence_cards[0]
     assert card.item.fragment.ref == seeded.fragment_refs[0]
     assert [f.ref for f in card.item.context][:2] == seeded.fragment_refs[:2]  # the chat around it
-    assert "relevance" in review.detail.text() and "0.55" in review.detail.text()
-    score_tip = review.pending.data(review.pending.index(0, 2), Qt.ItemDataRole.ToolTipRole)
+    detail = review.detail.text()
+    assert "How often it came up" in detail and "Score 0.55" in detail
+    assert "Not sure enough yet" in detail  # why it waits, in words
+    assert "relevance" not in detail  # the arithmetic waits behind a link
+    review.detail.linkActivated.emit("weights")
+    assert "0.30&times;relevance" in review.detail.text()
+    score_tip = review.pending.data(review.pending.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "recency: 0.95" in score_tip
 
 
@@ -91,6 +102,8 @@ def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
     screen, speech = by_kind["screen"], by_kind["speech"]
     assert screen.image_label is not None and not screen.image_label.pixmap().isNull()
     assert speech.play_button is not None
+    heads = [w.text() for w in speech.findChildren(QLabel)]
+    assert any("likely you" in t for t in heads) and not any("unknown" in t for t in heads)
     speech.play_button.click()
     assert window.player.current == clip
     qtbot.waitUntil(lambda: window.player.playing() or window.player.finished_or_failed(), timeout=TIMEOUT)
@@ -117,8 +130,10 @@ def test_approve_by_keyboard_writes_a_fact_and_the_journal(
     review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
 ) -> None:
     first = seeded.pending[0]
+    statement = review.pending.rows[0].candidate.statement
     _press(qtbot, review, Qt.Key.Key_A)
     assert candidate_status(runtime, first) == "approved"
+    assert review.status.text().startswith(f"Approved: \u201c{statement}\u201d")  # names the fact
     assert _fact_of(runtime, first) is not None
     assert journal_actions(runtime)[-1] == "candidate.approved"
     assert first not in [v.candidate.id for v in review.pending.rows]
@@ -173,7 +188,7 @@ def test_bulk_approve_every_selected_row(
     _press(qtbot, review, Qt.Key.Key_A)
     assert all(candidate_status(runtime, c) == "approved" for c in seeded.pending)
     assert review.pending.rows == []
-    assert "Nothing is waiting" in review.detail.text()
+    assert "Nothing is waiting" in review.pending_table.empty_text and review.evidence_cards == []
 
 
 def test_revert_an_overnight_fact_from_recently_applied(
@@ -182,6 +197,7 @@ def test_revert_an_overnight_fact_from_recently_applied(
     review.tabs.setCurrentIndex(1)
     review.recent_table.selectRow(0)
     fid = review.recent.key_at(0)
+    answer_modal("Revert")
     with qtbot.waitSignal(review.loaded, timeout=TIMEOUT):
         qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
     with runtime.uow.read() as uow:
@@ -189,6 +205,115 @@ def test_revert_an_overnight_fact_from_recently_applied(
     assert fact is not None and fact.status is FactStatus.REVERTED
     assert journal_actions(runtime)[-1] == "fact.reverted"
     assert fid not in [v.fact.id for v in review.recent.rows]
+
+
+def test_deselecting_empties_the_detail_pane(review: ReviewWindow, seeded: Seeded, qtbot: QtBot) -> None:
+    first = review.pending.rows[0].candidate.statement
+    assert first in review.detail.text()
+    review.pending_table.clearSelection()
+    assert first not in review.detail.text()
+    assert review.evidence_cards == [] and review.evidence_box.count() == 0
+    assert not review.approve_button.isEnabled() and not review.reject_button.isEnabled()
+    qtbot.wait(200)  # the evidence read still on its way must not bring the old cards back
+    assert review.evidence_cards == []
+
+
+def test_several_selected_rows_are_all_shown_and_counted_on_the_buttons(
+    review: ReviewWindow, seeded: Seeded, qtbot: QtBot
+) -> None:
+    review.pending_table.selectRow(0)
+    review.pending_table.selectionModel().select(
+        review.pending.index(2, 0),
+        review.pending_table.selectionModel().SelectionFlag.Select
+        | review.pending_table.selectionModel().SelectionFlag.Rows,
+    )
+    text = review.detail.text()
+    for row in (0, 2):
+        assert review.pending.rows[row].candidate.statement in text
+    assert "2 selected" in text
+    assert review.evidence_cards == []
+    assert review.approve_button.text().startswith("Approve 2")
+    assert review.reject_button.text().startswith("Reject 2")
+    assert not review.edit_button.isEnabled()  # one wording cannot fit two facts
+    review.pending_table.selectRow(1)
+    assert review.approve_button.text().startswith("Approve") and "2" not in review.approve_button.text()
+    assert review.edit_button.isEnabled()
+
+
+def test_recently_applied_never_calls_an_afternoon_run_overnight(
+    ui_ctx: UiContext, runtime: Runtime, qtbot: QtBot
+) -> None:
+    from datetime import datetime
+
+    from persona_desktop.domain.model import Subject
+    from persona_desktop.domain.text import statement_key
+
+    afternoon = datetime.now().astimezone().replace(hour=15, minute=5, second=0, microsecond=0)
+    with runtime.uow() as uow:
+        cid = uow.candidates.add(
+            statement="Goes running on Tuesdays",
+            subject=Subject.OWNER,
+            key=statement_key("Goes running on Tuesdays"),
+            category=None,
+            origin="sleep",
+            run_id=None,
+            payload={},
+            supersedes_fact_id=None,
+            created_at=afternoon,
+        )
+        uow.candidates.set_status(cid, CandidateStatus.APPLIED, "proven owner fact over threshold", afternoon)
+        uow.facts.add(
+            statement="Goes running on Tuesdays",
+            subject=Subject.OWNER,
+            key=statement_key("Goes running on Tuesdays"),
+            category=None,
+            candidate_id=cid,
+            valid_from=afternoon,
+        )
+        uow.commit()
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    window.tabs.setCurrentIndex(1)
+    assert len(window.recent.rows) == 1
+    shown = [window.recent.data(window.recent.index(0, c)) for c in range(window.recent.columnCount())] + [
+        label.text() for label in window.tabs.currentWidget().findChildren(QLabel)
+    ]
+    assert not any("overnight" in str(t).lower() for t in shown), shown
+    window.shutdown()
+
+
+def test_revert_asks_first(review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot) -> None:
+    review.tabs.setCurrentIndex(1)
+    review.recent_table.selectRow(0)
+    fid = review.recent.key_at(0)
+    asked = answer_modal("Cancel")
+    qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
+    qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
+    assert review.recent.rows[0].fact.statement in asked.text
+    qtbot.waitUntil(lambda: not review.ops.busy(), timeout=TIMEOUT)
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED
+
+
+def test_edit_then_approve_is_reachable_by_keyboard(qtbot: QtBot) -> None:
+    """Tab leaves the text box for the buttons; Enter approves (Shift+Enter would start a new line)."""
+    from persona_desktop.ui.review_window import EditDialog
+
+    dialog = EditDialog("Goes running on Tuesdays")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.editor.setFocus()
+    qtbot.waitUntil(dialog.editor.hasFocus, timeout=TIMEOUT)
+    qtbot.keyClick(dialog.editor, Qt.Key.Key_Tab)
+    assert "\t" not in dialog.editor.toPlainText()
+    assert not dialog.editor.hasFocus()
+    dialog.editor.setFocus()
+    qtbot.keyClicks(dialog.editor, " and Fridays")
+    with qtbot.waitSignal(dialog.accepted, timeout=TIMEOUT):
+        qtbot.keyClick(dialog.editor, Qt.Key.Key_Return)
+    assert dialog.text() == "Goes running on Tuesdays and Fridays"
 
 
 # --- memory browser -------------------------------------------------------------------------
@@ -215,7 +340,7 @@ def test_memory_search_and_why(memory: MemoryBrowser, seeded: Seeded, qtbot: QtB
     prov = shown.args[0]
     assert prov.fact.id == memory.facts.key_at(0)
     assert prov.evidence and prov.evidence[0].source_label == "Saved messages"
-    assert "candidate.applied" in memory.why_label.text()
+    assert "Automatic rule added to memory" in memory.why_label.text()
     assert seeded.source_id in memory.forget_buttons
 
 
@@ -226,6 +351,7 @@ def test_memory_revert_and_forget_source_are_journaled(
     with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
         memory.reload()
     memory.select_fact(seeded.applied[0])
+    answer_modal("Revert")
     with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
         memory.revert_selected()
     assert journal_actions(runtime)[-1] == "fact.reverted"
@@ -237,6 +363,110 @@ def test_memory_revert_and_forget_source_are_journaled(
         assert uow.fragments.of_source(other.source_id) == []
         assert uow.facts.get(other.applied[0]).status is FactStatus.REVERTED  # type: ignore[union-attr]
         assert uow.fragments.of_source(seeded.source_id) != []  # the other source is untouched
+
+
+def test_memory_selecting_another_fact_never_leaves_the_old_forget_button(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    """One click on a button left over from the previous fact would forget the wrong source."""
+    other = seed_memory(runtime, pending=0, applied=1, observations=0, key="chat:test:bob", label="Bob")
+    with qtbot.waitSignal(memory.loaded, timeout=TIMEOUT):
+        memory.reload()
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        memory.select_fact(seeded.applied[0])
+    assert list(memory.forget_buttons) == [seeded.source_id]
+    memory.select_fact(other.applied[0])
+    # at once, before the new fact's sources have been read: nothing of the old one is left
+    assert memory.forget_buttons == {} and memory.forget_day_buttons == {}
+    assert "Saved messages" not in memory.why_label.text()
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        pass
+    assert list(memory.forget_buttons) == [other.source_id]
+    memory.table.clearSelection()  # nothing selected: nothing to act on
+    assert memory.forget_buttons == {} and "Bob" not in memory.why_label.text()
+
+
+def test_memory_screen_evidence_fits_the_pane(
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+) -> None:
+    with runtime.uow.read() as uow:
+        fact = uow.facts.get(seeded.applied[0])
+    assert fact is not None and fact.candidate_id is not None
+    seed_media_evidence(runtime, fact.candidate_id)
+    window = MemoryBrowser(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitExposed(window)
+    with qtbot.waitSignal(window.provenance_shown, timeout=TIMEOUT):
+        window.select_fact(seeded.applied[0])
+    qtbot.waitUntil(lambda: window.why_box.count() > 0, timeout=TIMEOUT)
+    qtbot.wait(50)  # one layout pass
+    pane = window.pane.scroll
+    inner = pane.widget()
+    assert inner.width() <= pane.viewport().width(), "the evidence is cut off on the right"
+    screen_cards = [c for c in window.findChildren(EvidenceCard) if c.image_label is not None]
+    assert screen_cards
+    image = screen_cards[0].image_label
+    assert image is not None and image.mapTo(inner, image.rect().topRight()).x() <= pane.viewport().width()
+    window.shutdown()
+
+
+def test_a_screen_picture_opens_full_size_on_click(
+    ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot
+) -> None:
+    from PySide6.QtCore import QPoint
+
+    from persona_desktop.ui.image_viewer import ImageViewer
+
+    seed_media_evidence(runtime, seeded.pending[0])
+    window = ReviewWindow(ui_ctx)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
+        window.show()
+    qtbot.waitUntil(lambda: any(c.image_label is not None for c in window.evidence_cards), timeout=TIMEOUT)
+    card = next(c for c in window.evidence_cards if c.image_label is not None)
+    assert card.image_label is not None
+    qtbot.mouseClick(card.image_label, Qt.MouseButton.LeftButton, pos=QPoint(5, 5))
+    viewer = card.viewer
+    assert isinstance(viewer, ImageViewer) and viewer.isVisible()
+    full = viewer.image.pixmap()
+    assert (full.width(), full.height()) == (480, 120)  # the kept picture, not the scaled one
+    viewer.close()
+    window.shutdown()
+
+
+def test_memory_revert_asks_first_and_can_be_undone(
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+) -> None:
+    fid = seeded.applied[0]
+    with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
+        memory.select_fact(fid)
+    statement = memory.provenance.fact.statement  # type: ignore[union-attr]
+    asked = answer_modal("Cancel")
+    memory.revert_button.click()
+    qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
+    assert statement in asked.text
+    qtbot.waitUntil(lambda: not memory.ops.busy(), timeout=TIMEOUT)
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED  # cancelled: nothing happened
+    asked = answer_modal("Revert")
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.revert_button.click()
+    assert asked.asked and _fact_status(runtime, fid) is FactStatus.REVERTED
+    assert statement in memory.status.text()
+    assert memory.undo_button.isVisible()
+    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+        memory.undo_button.click()
+    assert _fact_status(runtime, fid) is FactStatus.APPLIED
+    assert journal_actions(runtime)[-2:] == ["fact.reverted", "decision.undone"]
+    assert not memory.undo_button.isVisible()
+
+
+def _fact_status(rt: Runtime, fact_id: int) -> FactStatus:
+    with rt.uow.read() as uow:
+        fact = uow.facts.get(fact_id)
+    assert fact is not None
+    return fact.status
 
 
 def test_qt_model_calls_keep_python_singletons_alive(qapp: object) -> None:

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.config import SETTINGS, Settings
 from persona_desktop.domain.scoring import SIGNALS
+from persona_desktop.services.ollama_diagnosis import Diagnosis, Problem
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.settings_dialog import HIDDEN, WEIGHT_KEYS, SettingsDialog
 from persona_desktop.ui.shell import Shell
@@ -34,19 +39,49 @@ def _ok_enabled(d: SettingsDialog) -> bool:
     return d.buttons.button(d.buttons.StandardButton.Ok).isEnabled()
 
 
-def test_every_setting_has_an_editor_with_its_help(dialog: SettingsDialog) -> None:
+JARGON = ("fragment", "5xx", "toolset", "lease", "renormaliz", "llm", "document")
+
+
+def test_every_setting_has_an_editor_in_plain_words(dialog: SettingsDialog) -> None:
     assert set(dialog.fields) == set(SETTINGS) - HIDDEN
     for key, field in dialog.fields.items():
-        assert field.widget.toolTip() == SETTINGS[key].help
+        assert field.widget.toolTip() == field.help
+        words = f"{field.text.label} {field.help}".lower()
+        assert not any(j in words for j in JARGON), (key, words)
     assert dialog.fields["sleep.enabled"].raw() is False  # the master switch starts off
+
+
+def test_general_page_first_everything_else_under_advanced(dialog: SettingsDialog) -> None:
+    from persona_desktop.ui.setting_text import GENERAL_KEYS
+
+    assert [dialog.tabs.tabText(i) for i in range(dialog.tabs.count())] == ["General", "Advanced"]
+    general, advanced = dialog.tabs.widget(0), dialog.tabs.widget(1)
+    for key, field in dialog.fields.items():
+        page = general if key in GENERAL_KEYS else advanced
+        assert page.isAncestorOf(field.widget), key
+    assert general.isAncestorOf(dialog.delete_button)
+
+
+def test_lists_are_edited_as_lists_and_paths_have_browse(dialog: SettingsDialog) -> None:
+    from persona_desktop.ui.setting_widgets import ChoiceList, ListEditor, PathEdit
+
+    apps = dialog.fields["capture.exclude_apps"].widget
+    assert isinstance(apps, ListEditor) and "keepassxc" in apps.values()
+    apps.set_values([*apps.values(), "signal-desktop"])
+    assert dialog.fields["capture.exclude_apps"].raw()[-1] == "signal-desktop"
+    assert isinstance(dialog.fields["review.allowed_toolsets"].widget, ChoiceList)
+    for key in ("export.path", "capture.whisper_model", "review.memory_prompt_path"):
+        assert isinstance(dialog.fields[key].widget, PathEdit), key
 
 
 def test_a_bad_value_is_flagged_as_you_type_and_blocks_ok(dialog: SettingsDialog, ui_ctx: UiContext) -> None:
     langs = dialog.fields["capture.ocr_languages"]
     langs.widget.setText("eng+")  # type: ignore[attr-defined]
-    assert langs.error and "capture.ocr_languages" in langs.error
+    assert langs.error and "'eng+' is not valid" in langs.error
     assert not _ok_enabled(dialog)
-    assert "Tesseract language codes" in dialog.error_label.text()
+    assert (
+        "Languages of the text" in dialog.error_label.text() and "e.g. eng+rus" in dialog.error_label.text()
+    )
     langs.widget.setText("eng+rus")  # type: ignore[attr-defined]
     assert langs.error is None and _ok_enabled(dialog)
     assert dialog.error_label.text() == ""
@@ -62,6 +97,45 @@ def test_weights_are_kept_summing_to_one(dialog: SettingsDialog) -> None:
         0.24 / 0.06, rel=0.05
     )
     assert "1.000" in dialog.weight_sum.text()
+
+
+def _wheel(widget: QWidget, steps: int = -3) -> None:
+    """What a mouse wheel sends to the widget under the pointer (down by `steps` notches)."""
+    center = QPointF(widget.rect().center())
+    for _ in range(abs(steps)):
+        event = QWheelEvent(
+            center,
+            QPointF(widget.mapToGlobal(center.toPoint())),
+            QPoint(0, 0),
+            QPoint(0, 120 if steps > 0 else -120),
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+            Qt.ScrollPhase.NoScrollPhase,
+            False,
+        )
+        QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_scrolls_the_page_and_leaves_unfocused_numbers_alone(
+    dialog: SettingsDialog, qtbot: QtBot
+) -> None:
+    """Scrolling over the form must not edit what passes under the pointer."""
+    qtbot.waitExposed(dialog)
+    before = {k: f.raw() for k, f in dialog.fields.items()}
+    dialog.buttons.setFocus()
+    for field in dialog.fields.values():
+        if not field.widget.hasFocus():
+            _wheel(field.widget)
+            for child in field.widget.findChildren(QWidget):
+                _wheel(child)
+    after = {k: f.raw() for k, f in dialog.fields.items()}
+    assert after == before
+    # a field the owner clicked into still takes the wheel
+    spin = dialog.fields["sleep.quiet_minutes"].widget
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=TIMEOUT)
+    _wheel(spin, steps=2)
+    assert dialog.fields["sleep.quiet_minutes"].raw() == 62
 
 
 def test_ok_saves_every_change_to_the_file(dialog: SettingsDialog, ui_ctx: UiContext, qtbot: QtBot) -> None:
@@ -107,28 +181,50 @@ def test_cancel_stores_nothing(dialog: SettingsDialog, ui_ctx: UiContext) -> Non
     assert not ui_ctx.settings.path.exists()  # type: ignore[union-attr]
 
 
-def test_test_connection_lists_the_hosts_models(dialog: SettingsDialog, qtbot: QtBot) -> None:
+def _check(dialog: SettingsDialog, qtbot: QtBot) -> Diagnosis:
+    with qtbot.waitSignal(dialog.checked, timeout=TIMEOUT) as done:
+        dialog.test_connection()
+    return done.args[0]
+
+
+def test_the_model_picker_lists_the_hosts_models(dialog: SettingsDialog, qtbot: QtBot) -> None:
     with OllamaServer(models=("llama3.1:8b", "qwen2.5:7b")) as server:
         dialog.fields["ollama.host"].set_value(server.url)
-        dialog.test_connection()
-        qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=TIMEOUT)
-    text = dialog.connection_label.text()
-    assert "2 model(s): llama3.1:8b, qwen2.5:7b" in text and "'llama3.1:8b' is there" in text
-    assert [dialog.models.itemText(i) for i in range(dialog.models.count())] == ["llama3.1:8b", "qwen2.5:7b"]
-    dialog.models.setCurrentIndex(1)
-    dialog.models.activated.emit(1)
+        assert _check(dialog, qtbot).ready
+        assert "ready with llama3.1:8b" in dialog.connection_label.text()
+        assert [dialog.models.itemText(i) for i in range(dialog.models.count())] == [
+            "llama3.1:8b",
+            "qwen2.5:7b",
+        ]
+        with qtbot.waitSignal(dialog.checked, timeout=TIMEOUT):
+            dialog.models.setCurrentIndex(1)
+            dialog.models.activated.emit(1)
     assert dialog.fields["ollama.model"].raw() == "qwen2.5:7b"
 
 
-def test_test_connection_says_clearly_when_unreachable(dialog: SettingsDialog, qtbot: QtBot) -> None:
+def test_a_new_address_is_checked_as_you_type(dialog: SettingsDialog, qtbot: QtBot) -> None:
+    with OllamaServer(models=("gemma3:4b",)) as server:
+        with qtbot.waitSignal(
+            dialog.checked, timeout=TIMEOUT, check_params_cb=lambda d: d.host == server.url
+        ) as done:
+            dialog.fields["ollama.host"].set_value(server.url)
+        assert done.args[0].models == ["gemma3:4b"]
+    assert "llama3.1:8b is not there" in dialog.connection_label.text()
+    assert "ollama pull llama3.1:8b" in dialog.connection_label.text()
+
+
+def test_a_failed_connection_says_what_to_do(
+    dialog: SettingsDialog, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `ollama` program on this computer
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once we leave: nobody listens there
     dialog.fields["ollama.host"].set_value(f"http://127.0.0.1:{port}")
-    dialog.test_connection()
-    qtbot.waitUntil(lambda: dialog.test_button.isEnabled(), timeout=TIMEOUT)
+    d = _check(dialog, qtbot)
     text = dialog.connection_label.text()
-    assert text.startswith("Not reachable:") and f"127.0.0.1:{port}" in text
+    assert d.problem is Problem.NOT_INSTALLED
+    assert "not installed" in text and "ollama serve" in text and f"127.0.0.1:{port}" in text
 
 
 def test_delete_all_captured_data_keeps_the_journal(

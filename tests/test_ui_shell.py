@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -102,7 +103,8 @@ def test_scheduled_cycle_runs_in_a_worker_and_the_ui_follows(
     qtbot.waitUntil(lambda: shell.pending == 1, timeout=TIMEOUT)
     assert shell.state() is TrayState.WAITING
     assert "1 waiting for your review" in shell.describe()
-    assert shell.review_action.text() == "Review 1 waiting..."
+    assert shell.review_action.text() == "Review 1 waiting\u2026"
+    assert shell.state_action.text() == "Capture off \u00b7 1 waiting \u00b7 next cycle 02:00"
     qtbot.waitUntil(
         lambda: [v.candidate.statement for v in review.pending.rows] == ["Bob cycles to work"],
         timeout=TIMEOUT,
@@ -159,6 +161,45 @@ def test_cancel_from_the_menu_stops_the_run(
         assert uow.leases.acquire("sleep", "next-runner", ui_ctx.clock.now(), 60) is None
 
 
+def test_run_now_after_a_recent_chat_offers_run_anyway(
+    shell: Shell,
+    ui_ctx: UiContext,
+    runtime: Runtime,
+    cli: Cli,
+    ollama_server: OllamaServer,
+    tmp_path: Path,
+    qtbot: QtBot,
+) -> None:
+    """The quiet time protects the owner from a busy machine; a click on "Run now" is the owner
+    saying they do not mind. Deferred, it offers "Run anyway", which skips the quiet time."""
+    ollama_server.default = ScriptedModel({PEANUTS: Claim("The owner is allergic to peanuts")})
+    _enable_cycle(ui_ctx, ollama_server)
+    _chat(cli, tmp_path)
+    note_owner_activity(runtime.uow, ui_ctx.clock.now() - timedelta(minutes=5))
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as first:
+        shell.run_action.trigger()
+    assert first.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(
+        lambda: shell.run_anyway_box is not None and shell.run_anyway_box.isVisible(), timeout=TIMEOUT
+    )
+    box = shell.run_anyway_box
+    assert box is not None and "5 min" in box.text() and ollama_server.chat_bodies() == []
+    anyway = next(b for b in box.buttons() if b.text() == "Run anyway")
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as second:
+        anyway.click()
+    assert second.args[0].status is RunStatus.DONE, second.args[0]
+    assert second.args[0].counters["applied"] == 1
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
+    # a scheduled tick in the window still waits for the quiet time
+    note_owner_activity(runtime.uow, ui_ctx.clock.now())
+    shell.scheduler._now = lambda: _local(3)
+    shell.scheduler._done_night = None
+    with qtbot.waitSignal(shell.scheduler.finished, timeout=TIMEOUT) as third:
+        assert shell.scheduler.tick()
+    assert third.args[0].status is RunStatus.DEFERRED
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)
+
+
 def test_run_now_with_the_cycle_off_calls_no_llm(
     shell: Shell, ollama_server: OllamaServer, ui_ctx: UiContext
 ) -> None:
@@ -181,6 +222,29 @@ def test_first_run_keeps_everything_off(ui_ctx: UiContext, shell: Shell, qtbot: 
     assert saved.get("app.first_run_done") is True
     for key in ("sleep.enabled", "capture.screen_enabled", "capture.speech_enabled"):
         assert saved.get(key) is False
+    assert shell.state() is TrayState.OFF
+
+
+@pytest.mark.parametrize("how", ["escape", "close"])
+def test_closing_the_first_run_dialog_turns_nothing_on(
+    ui_ctx: UiContext, shell: Shell, qtbot: QtBot, how: str
+) -> None:
+    """Ticked boxes are a draft: Esc or the window's close button must apply none of them."""
+    dialog = shell.open_first_run()
+    qtbot.waitExposed(dialog)
+    for box in (dialog.screen_box, dialog.speech_box, dialog.sleep_box):
+        box.setChecked(True)
+    if how == "escape":
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    else:
+        dialog.close()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=TIMEOUT)
+    assert not shell.capture.is_enabled("screen") and not shell.capture.is_enabled("speech")
+    assert ui_ctx.settings.get("sleep.enabled") is False
+    saved = Settings.load(ui_ctx.settings.path)  # type: ignore[arg-type]
+    for key in ("sleep.enabled", "capture.screen_enabled", "capture.speech_enabled"):
+        assert saved.get(key) is False, key
+    assert saved.get("app.first_run_done") is True  # seen: it does not come back at every start
     assert shell.state() is TrayState.OFF
 
 
@@ -377,3 +441,70 @@ def test_a_pause_survives_a_restart_and_can_last_until_resumed(shell: Shell, ui_
     shell.resume_action.trigger()
     timed.shutdown()
     restarted.shutdown()
+
+
+def test_every_window_has_the_app_icon_a_short_title_and_fits_the_screen_centred(
+    shell: Shell, qapp: QApplication, qtbot: QtBot
+) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    before = qapp.applicationDisplayName()
+    qapp.setApplicationDisplayName("Persona Desktop")  # as app.py sets it; Qt adds it to titles
+    try:
+        windows = [
+            shell.open_review(),
+            shell.open_memory(),
+            shell.open_settings(),
+            shell.open_chat(),
+            shell.open_first_run(),
+            shell.open_help(),
+        ]
+        area = QGuiApplication.primaryScreen().availableGeometry()
+        for w in windows:
+            title = w.windowTitle()
+            # Qt's rule (QPlatformWindow::formatWindowTitle): the display name is appended
+            # unless the title already ends with it
+            shown = title if title.endswith("Persona Desktop") else f"{title} \u2014 Persona Desktop"
+            assert shown.count("Persona Desktop") == 1, shown
+            assert not w.windowIcon().isNull(), title
+            geo = w.geometry()
+            assert area.contains(geo), (title, geo, area)
+            assert abs(geo.center().x() - area.center().x()) <= 2, title
+            assert abs(geo.center().y() - area.center().y()) <= 2, title
+    finally:
+        qapp.setApplicationDisplayName(before)
+
+
+def test_help_and_about_say_how_to_get_a_model_and_where_the_data_is(shell: Shell, ui_ctx: UiContext) -> None:
+    help_window = shell.open_help()
+    text = help_window.browser.toPlainText()  # type: ignore[attr-defined]
+    assert "ollama serve" in text and "ollama pull llama3.1:8b" in text and str(ui_ctx.data_dir) in text
+    assert "http" not in text.replace(ui_ctx.settings.ollama_host(), "")  # no links out of the app
+    about = shell.open_about()
+    words = about.informativeText()  # type: ignore[attr-defined]
+    assert ui_ctx.settings.ollama_host() in words and str(ui_ctx.data_dir) in words
+
+
+def test_a_failed_run_tells_the_next_step(
+    shell: Shell, ui_ctx: UiContext, cli: Cli, tmp_path: Path, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `ollama` program here
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in (
+        ("sleep.enabled", True),
+        ("ollama.host", f"http://127.0.0.1:{port}"),
+        ("ollama.retries", 0),
+    ):
+        ui_ctx.settings.set(key, value)
+    ui_ctx.settings.save()
+    _chat(cli, tmp_path)
+    with qtbot.waitSignal(
+        shell.notified, timeout=TIMEOUT, check_params_cb=lambda t, _m: t == "Sleep cycle failed"
+    ) as told:
+        shell.run_action.trigger()
+    assert "not installed" in told.args[1] and "ollama serve" in told.args[1]
+    qtbot.waitUntil(lambda: shell.scheduler.worker is None, timeout=TIMEOUT)

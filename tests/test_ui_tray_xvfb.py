@@ -23,15 +23,19 @@ def test_tray_icon_and_menu_under_xvfb(xserver: XServer, tmp_path: Path) -> None
     assert out["tray_available"] is True
     assert out["icon_visible"] is True and out["icon_geometry"][2] > 0
     wanted = [
+        "Capture off \u00b7 6 waiting \u00b7 sleep cycle off",  # the state in words comes first
         "Screen capture",
         "Speech capture",
-        "Review 6 waiting...",
+        "Review 6 waiting\u2026",
         "Run sleep cycle now",
-        "Memory...",
-        "Settings...",
+        "Memory\u2026",
+        "Settings\u2026",
+        "Help",
+        "About Persona Desktop",
         "Quit",
     ]
     assert [item for item in out["menu"] if item in wanted] == wanted, out["menu"]
+    assert out["menu"][0] == wanted[0]
     assert out["state_before"] == "waiting"
     assert "6 waiting for your review" in out["tooltip_before"]
     assert out["screen_setting_saved"] is True

@@ -54,25 +54,92 @@ class Seeded:
 
 
 def chat_source(
-    rt: Runtime, n: int, key: str = "chat:test:saved", label: str = "Saved messages"
+    rt: Runtime,
+    n: int,
+    key: str = "chat:test:saved",
+    label: str = "Saved messages",
+    lines: list[tuple[Author, str]] | None = None,
+    start: datetime | None = None,
 ) -> tuple[int, list[str]]:
-    now = datetime.now(UTC) - timedelta(hours=3)
+    """A chat of `n` generated messages (owner and assistant in turn), or of the given `lines`."""
+    at = start or datetime.now(UTC) - timedelta(hours=3)
+    said = lines or [
+        (Author.OWNER if i % 2 == 0 else Author.ASSISTANT, f"message number {i}: I like topic {i}")
+        for i in range(n)
+    ]
     frags = [
         NewFragment(
             ref=f"{key}:{i}",
             kind=Kind.CHAT,
-            author=Author.OWNER if i % 2 == 0 else Author.ASSISTANT,
-            trust=Trust.TRUSTED,
-            text=f"message number {i}: I like topic {i}",
-            captured_at=now + timedelta(seconds=i),
+            author=author,
+            trust=Trust.TRUSTED if author is not Author.OTHER else Trust.UNTRUSTED,
+            text=text,
+            captured_at=at + timedelta(seconds=i) if lines is None else at + timedelta(minutes=7 * i),
             locator={"chat": key, "message_id": str(i)},
             session=key,
             seq=i,
         )
-        for i in range(n)
+        for i, (author, text) in enumerate(said)
     ]
     [result] = ingest(rt.uow, [(SourceInfo(key, Kind.CHAT, label), frags)], datetime.now(UTC))
     return result.source_id, [f.ref for f in frags]
+
+
+def add_scored_candidate(
+    uow: Any,
+    statement: str,
+    subject: Subject,
+    status: CandidateStatus,
+    score: float,
+    reason: str,
+    fragment_ids: list[int],
+    at: datetime,
+    category: str = "preference",
+) -> int:
+    """A candidate as phase 3 leaves it: scored, with its status, reason and evidence."""
+    cid = int(
+        uow.candidates.add(
+            statement=statement,
+            subject=subject,
+            key=statement_key(statement),
+            category=category,
+            origin="sleep",
+            run_id=None,
+            payload={},
+            supersedes_fact_id=None,
+            created_at=at,
+        )
+    )
+    uow.candidates.set_scored(
+        cid, status=status, score=score, signals=SIGNALS, reason=reason, supersedes_fact_id=None
+    )
+    uow.candidates.add_evidence(cid, fragment_ids, None)
+    return cid
+
+
+def apply_as_fact(
+    uow: Any, candidate_id: int, statement: str, at: datetime, category: str = "preference"
+) -> int:
+    """What the policy does for an applied candidate: the fact, and the journal line."""
+    fid = int(
+        uow.facts.add(
+            statement=statement,
+            subject=Subject.OWNER,
+            key=statement_key(statement),
+            category=category,
+            candidate_id=candidate_id,
+            valid_from=at,
+        )
+    )
+    uow.journal.append(
+        at=at,
+        actor="policy",
+        action="candidate.applied",
+        entity="candidate",
+        entity_id=candidate_id,
+        data={"statement": statement},
+    )
+    return fid
 
 
 def seed_memory(
@@ -91,50 +158,21 @@ def seed_memory(
         by_ref = uow.fragments.by_refs(refs)
         for i in range(pending + applied):
             statement = f"The owner likes topic {i} ({key})"
-            cid = uow.candidates.add(
-                statement=statement,
-                subject=Subject.OWNER if i % 3 else Subject.OTHER,
-                key=statement_key(statement),
-                category="preference",
-                origin="sleep",
-                run_id=None,
-                payload={},
-                supersedes_fact_id=None,
-                created_at=at,
-            )
             is_pending = i < pending
-            uow.candidates.set_scored(
-                cid,
-                status=CandidateStatus.PENDING if is_pending else CandidateStatus.APPLIED,
-                score=0.55 if is_pending else 0.8,
-                signals=SIGNALS,
-                reason="score 0.55 below threshold 0.60"
-                if is_pending
-                else "proven owner fact over threshold",
-                supersedes_fact_id=None,
+            cid = add_scored_candidate(
+                uow,
+                statement,
+                Subject.OWNER if i % 3 else Subject.OTHER,
+                CandidateStatus.PENDING if is_pending else CandidateStatus.APPLIED,
+                0.55 if is_pending else 0.8,
+                "score 0.55 below threshold 0.60" if is_pending else "proven owner fact over threshold",
+                [by_ref[refs[(2 * i) % len(refs)]].id],
+                at,
             )
-            frag = by_ref[refs[(2 * i) % len(refs)]]
-            uow.candidates.add_evidence(cid, [frag.id], None)
             if is_pending:
                 seeded.pending.append(cid)
             else:
-                fid = uow.facts.add(
-                    statement=statement,
-                    subject=Subject.OWNER,
-                    key=statement_key(statement),
-                    category="preference",
-                    candidate_id=cid,
-                    valid_from=at,
-                )
-                seeded.applied.append(fid)
-                uow.journal.append(
-                    at=at,
-                    actor="policy",
-                    action="candidate.applied",
-                    entity="candidate",
-                    entity_id=cid,
-                    data={"statement": statement},
-                )
+                seeded.applied.append(apply_as_fact(uow, cid, statement, at))
         for j in range(observations):
             uow.observations.add(None, f"The owner seems busy with topic {j} this week.", ["topic"], at)
         uow.commit()
@@ -188,7 +226,15 @@ def seed_media_evidence(rt: Runtime, candidate_id: int) -> tuple[Path, Path]:
         trust=Trust.UNTRUSTED,
         text="I always ask for an aisle seat",
         captured_at=at,
-        locator={"recording_id": "rec1", "segment": 0, "start_s": 0.0, "end_s": 1.0, "clip": clip_rel},
+        locator={
+            "recording_id": "rec1",
+            "segment": 0,
+            "origin": "microphone",
+            "speaker": "likely-owner",
+            "start_s": 0.0,
+            "end_s": 1.0,
+            "clip": clip_rel,
+        },
         session="speech:rec1",
     )
     ingest(
@@ -245,6 +291,60 @@ def assert_nothing_running(sh: Shell) -> None:
     assert QThreadPool.globalInstance().activeThreadCount() == 0
 
 
+# --- answering a modal question the way the owner would ---------------------------------------
+
+
+@dataclass
+class Answered:
+    """What the modal dialog said, once `answer_modal` clicked one of its buttons."""
+
+    title: str = ""
+    text: str = ""
+    buttons: list[str] = field(default_factory=list)
+
+    @property
+    def asked(self) -> bool:
+        return bool(self.buttons)
+
+
+def answer_modal(button: str, timeout_ms: int = 5000) -> Answered:
+    """Click the button labelled `button` (mnemonic '&' ignored) of the next modal dialog.
+
+    Call before the action that opens the dialog: a timer polls for the modal widget
+    (which spins its own event loop), records its words and clicks. If no dialog
+    opens, `asked` stays False."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QAbstractButton, QMessageBox
+
+    seen = Answered()
+    timer = QTimer()
+    timer.setInterval(20)
+    left = [timeout_ms // 20]
+
+    def poll() -> None:
+        left[0] -= 1
+        modal = QApplication.activeModalWidget()
+        if modal is None:
+            if left[0] <= 0:
+                timer.stop()
+            return
+        timer.stop()
+        seen.title = modal.windowTitle()
+        if isinstance(modal, QMessageBox):
+            seen.text = modal.text() + "\n" + modal.informativeText()
+        labels = {b.text().replace("&", ""): b for b in modal.findChildren(QAbstractButton) if b.isVisible()}
+        seen.buttons = list(labels)
+        if button not in labels:
+            modal.close()
+            raise AssertionError(f"no button {button!r} in {seen.buttons}")
+        labels[button].click()
+
+    timer.timeout.connect(poll)
+    timer.start()
+    seen._timer = timer  # type: ignore[attr-defined]  # kept alive as long as the answer
+    return seen
+
+
 # --- an X server with a tray, for the xvfb tests --------------------------------------------
 
 
@@ -259,14 +359,14 @@ class XServer:
         return env
 
 
-def start_xvfb(with_tray: bool = True, timeout: float = 20.0) -> XServer:
+def start_xvfb(with_tray: bool = True, timeout: float = 20.0, size: str = "1280x800") -> XServer:
     """Xvfb on a free display (-displayfd), plus `trayer` as the system tray host."""
     for tool in ("Xvfb", *(("trayer",) if with_tray else ())):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed (scripts/install-system-deps installs it)")
     read_fd, write_fd = os.pipe()
     xvfb = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", f"{size}x24", "-nolisten", "tcp"],
         pass_fds=(write_fd,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

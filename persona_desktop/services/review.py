@@ -254,8 +254,11 @@ def forget_day(
     return {"sources": len(ids), **_counts(done, data_dir)}
 
 
-def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:
-    """Reverse the newest owner decision not yet undone; returns what was undone."""
+def undo(uow_factory: UnitOfWorkFactory, at: datetime, expect: tuple[str, int] | None = None) -> str:
+    """Reverse the newest owner decision not yet undone; returns what was undone.
+
+    `expect` (action, entity id) is for an Undo button that belongs to one decision:
+    if another decision came after it (in another window, say), nothing is undone."""
     with uow_factory() as uow:
         entries = uow.journal.all(actions=(*DECISIONS, UNDO))
         undone = {int(e.data["undoes"]) for e in entries if e.action == UNDO}
@@ -269,6 +272,10 @@ def undo(uow_factory: UnitOfWorkFactory, at: datetime) -> str:
         )
         if target is None:
             raise StateError("nothing to undo")
+        if expect is not None and (target.action, target.entity_id) != expect:
+            raise StateError(
+                "another decision came after this one: undo that first (Ctrl+Z in the review window)"
+            )
         if target.action == "source.forgotten":
             raise StateError(
                 "the last decision forgot a source; its fragments are deleted and cannot be restored"

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus
+from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Revision
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services.queries import FactView, fact_views
+from persona_desktop.services.review import DECISIONS, UNDO
+
+OWNER_ACTIONS = (*DECISIONS, UNDO, "captured_data.deleted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +73,13 @@ def all_facts(uow_factory: UnitOfWorkFactory, search: str = "") -> list[Fact]:
         facts = [f for f in facts if needle in f.statement.casefold()]
     order = {FactStatus.APPLIED: 0, FactStatus.SUPERSEDED: 1, FactStatus.REVERTED: 2}
     return sorted(facts, key=lambda f: (order[f.status], -f.id))
+
+
+def journal_newest_first(uow_factory: UnitOfWorkFactory, limit: int, owner_only: bool) -> list[Revision]:
+    """The journal for the History tab: the owner's own decisions, or everything.
+
+    The owner's decisions are read by action, so a busy capture log cannot push them
+    out of the `limit` newest entries."""
+    with uow_factory.read() as uow:
+        rows = uow.journal.all(limit=limit, actions=OWNER_ACTIONS if owner_only else None)
+    return [r for r in reversed(rows) if not owner_only or r.actor == "owner"]

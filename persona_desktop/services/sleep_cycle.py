@@ -145,12 +145,17 @@ class SleepCycle:
 
     # --- the gate ---------------------------------------------------------------------
 
-    def gate(self) -> RunOutcome | None:
-        """None when the cycle may run; else the outcome that says why not."""
+    def gate(self, skip_quiet: bool = False) -> RunOutcome | None:
+        """None when the cycle may run; else the outcome that says why not.
+
+        `skip_quiet`: the owner asked for this run ("run anyway"), so their being active
+        does not defer it; the master switch still does, and the lease still applies."""
         if not self._cfg.enabled:
             return RunOutcome(
                 RunStatus.DISABLED, None, {}, None, "The sleep cycle is off (sleep.enabled is false)."
             )
+        if skip_quiet:
+            return None
         now = self._clock.now()
         with self._uow.read() as uow:
             last = uow.fragments.last_owner_chat_at(until=now)
@@ -175,8 +180,10 @@ class SleepCycle:
 
     # --- the run ----------------------------------------------------------------------
 
-    def run(self, cancel: Callable[[], bool] = lambda: False) -> Generator[Progress, None, RunOutcome]:
-        blocked = self.gate()
+    def run(
+        self, cancel: Callable[[], bool] = lambda: False, skip_quiet: bool = False
+    ) -> Generator[Progress, None, RunOutcome]:
+        blocked = self.gate(skip_quiet)
         if blocked is not None:
             return blocked
         now = self._clock.now()

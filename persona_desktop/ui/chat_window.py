@@ -48,6 +48,7 @@ from persona_desktop.services.turn_review import (
 from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.used_memories import UsedMemories
+from persona_desktop.ui.window_setup import prepare_window
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +149,7 @@ class ChatWindow(QWidget):
     def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.setWindowTitle("Chat with Persona")
-        self.resize(640, 720)
+        prepare_window(self, "Chat", 680, 760)
         # the newest conversation goes on, its history kept; "New chat" starts another
         self.session = resume_latest(
             ctx.uow,

@@ -12,9 +12,19 @@ from pathlib import Path
 
 from persona_desktop.config import Settings
 from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 
 LLMFor = Callable[[str, str], LLM]
 """(host, model) -> an LLM client, for "Test connection" before the settings are saved."""
+
+Diagnose = Callable[[str, str], Diagnosis]
+"""(host, model) -> what stands between the owner and a working model, with the next step."""
+
+Diagnoser = Callable[[], Diagnose]
+"""Called on the GUI thread (it imports the HTTP client there); its result runs on a worker.
+
+A worker that imported the HTTP client while another thread imported the Ollama client
+left a frozen build with a half-initialized pydantic ("partially initialized module")."""
 
 
 @dataclass
@@ -26,6 +36,7 @@ class UiContext:
     llm: Callable[[], LLM]
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
+    diagnoser: Diagnoser | None = None
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
 

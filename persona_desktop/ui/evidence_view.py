@@ -7,18 +7,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRectF, Qt, QUrl
-from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QPixmap, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fragment, Kind
+from persona_desktop.services.explain import TRUST_WORDS, author_words, byline, screen_place, speech_span
 from persona_desktop.services.review import EvidenceItem
 
 _IMAGE_KEYS = ("crop", "crop_path", "image", "image_path")
 _AUDIO_KEYS = ("clip", "clip_path", "audio")
-CROP_WIDTH = 340  # fits the evidence pane without a horizontal scroll bar
-_AUTHOR = {"owner": "you", "assistant": "assistant", "other": "someone else", "unknown": "an unknown author"}
+CROP_WIDTH = 520  # at most; narrower when the pane is (the image scales, never runs off the edge)
 
 
 def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
@@ -58,13 +66,10 @@ def _when(f: Fragment) -> str:
 def _chat_html(item: EvidenceItem) -> str:
     lines = []
     for f in item.context or [item.fragment]:
-        who = html.escape(_AUTHOR.get(f.author.value, f.author.value))
+        who = html.escape(author_words(f))
         text = html.escape(f.text)
         if f.id == item.fragment.id:
-            lines.append(
-                f"<div style='background:#fff3b0;color:#000;padding:2px'><b>{who}:</b> {text}"
-                f" <span style='color:#555'>({_when(f)}, {f.trust.value})</span></div>"
-            )
+            lines.append(f"<div style='background:#fff3b0;color:#000;padding:2px'><b>{who}:</b> {text}</div>")
         else:
             lines.append(f"<div style='color:#5f6368'><b>{who}:</b> {text}</div>")
     return "".join(lines)
@@ -81,13 +86,14 @@ class EvidenceCard(QFrame):
         lay = QVBoxLayout(self)
         head = QLabel(
             f"<b>{html.escape(f.kind.value.capitalize())}</b> from <b>{html.escape(item.source_label)}</b>"
-            f" &middot; {_when(f)} &middot; by {html.escape(_AUTHOR.get(f.author.value, f.author.value))}"
-            f" &middot; {f.trust.value} &middot; <code>{html.escape(f.ref)}</code>"
+            f" &middot; {_when(f)} &middot; {html.escape(byline(f))}"
+            f" &middot; {TRUST_WORDS.get(f.trust.value, f.trust.value)}"
         )
         head.setWordWrap(True)
+        head.setToolTip(f"Exact source: {f.ref}")
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(head)
-        self.image_label: QLabel | None = None
+        self.image_label: ScaledImage | None = None
         self.play_button: QPushButton | None = None
         body = QLabel(_chat_html(item)) if f.kind is Kind.CHAT else QLabel(html.escape(f.text))
         body.setWordWrap(True)
@@ -102,9 +108,9 @@ class EvidenceCard(QFrame):
     def _add_screen(self, lay: QVBoxLayout, data_dir: Path) -> None:
         loc = self.item.fragment.locator
         path = media_path(data_dir, loc, _IMAGE_KEYS)
-        where = ", ".join(f"{k} {loc[k]}" for k in ("window", "app", "monitor") if loc.get(k))
+        where = screen_place(loc)
         if where:
-            lay.addWidget(QLabel(html.escape(where)))
+            lay.addWidget(_note(where, italic=False))
         if path is None:
             lay.addWidget(
                 _note("The screen image was not kept (or its retention ended); the text is all there is.")
@@ -120,18 +126,25 @@ class EvidenceCard(QFrame):
             painter.setPen(QPen(QColor("#e53935"), max(2, pm.width() // 300)))
             painter.drawRect(QRectF(*box))
             painter.end()
-        self.image_label = QLabel()
-        self.image_label.setPixmap(
-            pm.scaledToWidth(min(CROP_WIDTH, pm.width()), Qt.TransformationMode.SmoothTransformation)
-        )
+        self.image_label = ScaledImage(pm, CROP_WIDTH)
+        self.image_label.setToolTip("Click to see the screen capture at full size")
+        title = f"Screen capture, {self.item.source_label}, {_when(self.item.fragment)}"
+        self.image_label.clicked.connect(lambda: self._open_full(title))
         lay.addWidget(self.image_label)
+
+    def _open_full(self, title: str) -> None:
+        from persona_desktop.ui.image_viewer import ImageViewer
+
+        assert self.image_label is not None
+        viewer = ImageViewer(self.image_label.full, title, self.window())
+        viewer.open()
+        self.viewer = viewer
 
     def _add_speech(self, lay: QVBoxLayout, data_dir: Path, player: AudioPlayer | None) -> None:
         loc = self.item.fragment.locator
-        span = ""
-        if "start_s" in loc and "end_s" in loc:
-            span = f"{float(loc['start_s']):.1f}-{float(loc['end_s']):.1f} s of recording {loc.get('recording_id', '?')}"
-            lay.addWidget(QLabel(html.escape(span)))
+        span = speech_span(loc)
+        if span:
+            lay.addWidget(_note(span, italic=False))
         path = media_path(data_dir, loc, _AUDIO_KEYS)
         if path is None or player is None:
             lay.addWidget(
@@ -151,10 +164,58 @@ class EvidenceCard(QFrame):
         lay.addWidget(row)
 
 
-def _note(text: str) -> QLabel:
+class ScaledImage(QLabel):
+    """An image as wide as the pane allows (at most `max_width`), kept in proportion; click for full size."""
+
+    clicked = Signal()
+
+    def __init__(self, pixmap: QPixmap, max_width: int) -> None:
+        super().__init__()
+        self.full = pixmap
+        self._max = max(1, min(max_width, pixmap.width()))
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self._shown_width = 0
+        self._rescale(self._max)
+
+    def _height_for(self, width: int) -> int:
+        w = max(1, min(width, self._max))
+        return max(1, round(self.full.height() * w / max(1, self.full.width())))
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._height_for(width)
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._max, self._height_for(self._max))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(48, self._height_for(48))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._rescale(event.size().width())
+
+    def _rescale(self, width: int) -> None:
+        w = max(1, min(width, self._max))
+        if w != self._shown_width:
+            self._shown_width = w
+            self.setPixmap(self.full.scaledToWidth(w, Qt.TransformationMode.SmoothTransformation))
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()):
+            self.clicked.emit()
+        super().mouseReleaseEvent(event)
+
+
+def _note(text: str, italic: bool = True) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
-    label.setStyleSheet("color: #5f6368; font-style: italic;")
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setStyleSheet("color: #5f6368;" + (" font-style: italic;" if italic else ""))
     return label
 
 

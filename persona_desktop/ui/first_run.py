@@ -1,4 +1,8 @@
-"""The first start: what Persona can do, in plain words, with every part switched off."""
+"""The first start: what Persona can do, in plain words, with every part switched off.
+
+Only the explicit button applies the ticks; Esc or the window's close button leaves
+everything off (the explanation counts as seen, so it does not come back).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -19,70 +24,97 @@ from PySide6.QtWidgets import (
 from persona_desktop.capture.screen_desktop import detect, support_for
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.icons import app_pixmap
+from persona_desktop.ui.window_setup import prepare_window
 
 EXPLANATION = """
-<h2>Welcome to Persona Desktop</h2>
-<p>Persona builds a long-term memory for your assistant from what you do, on this
-computer only. <b>Everything is off until you turn it on.</b> Nothing has been
-captured and no language model has been called.</p>
-<p>What it can do, each part separately:</p>
-<ul>
-<li><b>Screen capture</b> takes a screenshot every few seconds and reads its text
-(OCR). Password managers and private browser windows are never captured.
-Screenshots are thrown away; only text is kept, unless you choose to keep crops.</li>
-<li><b>Speech capture</b> listens to your microphone and writes down what is said,
-with a local speech model. Audio is thrown away unless you choose to keep clips.</li>
-<li><b>The sleep cycle</b> runs at night, when you are not using the computer. It
-asks your local Ollama model which lasting facts about you the captured text
-shows. Only facts proven by your own words apply by themselves; everything else
-waits for you in the morning <b>review window</b>, where you approve, edit,
-reject or undo.</li>
-</ul>
-<p>Every fact keeps a link to where it came from ("Why do I know this?"), and you
-can revert any fact or forget a whole source at any time.</p>
+<p>Persona builds a long-term memory for your assistant from what you do, on this computer
+only. <b>Everything is off until you turn it on.</b> Nothing has been captured yet, and no
+language model has been called.</p>
+<p>Every remembered fact keeps a link to where it came from, and you can take back any fact, or
+forget a whole source, at any time. Facts about you are added by themselves only when they are
+your own words; everything else waits for your approval in the morning <b>review window</b>.</p>
 """
+
+CHOICES = (
+    (
+        "Capture the screen",
+        "Reads the text on your screen every few seconds. Password managers and private browser"
+        " windows are never read; screenshots are thrown away, only text is kept.",
+    ),
+    (
+        "Capture speech from the microphone",
+        "Writes down what is said, with a speech model on this computer. The audio is thrown away.",
+    ),
+    (
+        "Run the nightly sleep cycle",
+        "At night, when you are away, your own Ollama model reads what was captured and proposes"
+        " facts. It needs Ollama installed (Help explains how).",
+    ),
+)
 
 
 class FirstRunDialog(QDialog):
     def __init__(self, ctx: UiContext, capture: CaptureController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Persona Desktop: first start")
+        prepare_window(self, "Welcome", 640, 600)
         self._ctx = ctx
         self._capture = capture
         self.wants_settings = False
+        icon = QLabel()
+        icon.setPixmap(app_pixmap(48))
+        title = QLabel("<h2>Welcome to Persona Desktop</h2>")
+        head = QHBoxLayout()
+        head.addWidget(icon)
+        head.addWidget(title, 1)
         text = QLabel(EXPLANATION)
         text.setWordWrap(True)
         text.setTextFormat(Qt.TextFormat.RichText)
-        self.screen_box = QCheckBox("Capture the screen")
+        layout = QVBoxLayout(self)
+        layout.addLayout(head)
+        layout.addWidget(text)
+        layout.addWidget(QLabel("<b>Turn on now, if you like:</b>"))
+        self.screen_box = self._choice(layout, *CHOICES[0])
         support = support_for(
             detect(os.environ, sys.platform), bool(ctx.settings.get("capture.periodic_with_flash"))
         )
         self.screen_note = QLabel(support.headline())  # what works on this desktop
         self.screen_note.setWordWrap(True)
-        self.screen_note.setStyleSheet("color: #5f6368; margin-left: 22px;")
-        self.speech_box = QCheckBox("Capture speech from the microphone")
-        self.sleep_box = QCheckBox("Run the nightly sleep cycle (uses your Ollama model)")
-        for box in (self.screen_box, self.speech_box, self.sleep_box):
-            box.setChecked(False)
-        note = QLabel("You can change each of these later in Settings.")
-        note.setStyleSheet("color: #5f6368;")
+        self.screen_note.setContentsMargins(24, 0, 0, 6)
+        self.screen_note.setStyleSheet("color: #5f6368;")
+        layout.addWidget(self.screen_note)
+        self.speech_box = self._choice(layout, *CHOICES[1])
+        self.sleep_box = self._choice(layout, *CHOICES[2])
+        later = QLabel("You can change each of these later in Settings.")
+        later.setStyleSheet("color: #5f6368;")
+        layout.addWidget(later)
+        layout.addStretch(1)
         buttons = QDialogButtonBox()
-        self.settings_button = QPushButton("Open Settings...")
-        buttons.addButton(self.settings_button, QDialogButtonBox.ButtonRole.ActionRole)
-        done = buttons.addButton("Done", QDialogButtonBox.ButtonRole.AcceptRole)
-        done.setDefault(True)
+        self.settings_button = QPushButton("Open Settings\u2026")
+        buttons.addButton(self.settings_button, QDialogButtonBox.ButtonRole.ResetRole)
+        self.done_button = buttons.addButton("Keep everything off", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.done_button.setDefault(True)
         buttons.accepted.connect(self.accept)
         self.settings_button.clicked.connect(self._on_settings)
-        layout = QVBoxLayout(self)
-        layout.addWidget(text)
-        for box in (self.screen_box, self.speech_box, self.sleep_box):
-            layout.addWidget(box)
-            if box is self.screen_box:
-                layout.addWidget(self.screen_note)
-        layout.addWidget(note)
-        layout.addStretch(1)
         layout.addWidget(buttons)
-        self.resize(620, 520)
+
+    def _choice(self, layout: QVBoxLayout, label: str, help_text: str) -> QCheckBox:
+        box = QCheckBox(label)
+        box.setChecked(False)
+        box.toggled.connect(lambda _on: self._update_button())
+        note = QLabel(help_text)
+        note.setWordWrap(True)
+        note.setContentsMargins(24, 0, 0, 6)
+        note.setStyleSheet("color: #5f6368;")
+        layout.addWidget(box)
+        layout.addWidget(note)
+        return box
+
+    def _update_button(self) -> None:
+        if not hasattr(self, "done_button"):
+            return
+        ticked = sum(b.isChecked() for b in (self.screen_box, self.speech_box, self.sleep_box))
+        self.done_button.setText("Turn on what I ticked" if ticked else "Keep everything off")
 
     def _on_settings(self) -> None:
         self.wants_settings = True
@@ -93,7 +125,9 @@ class FirstRunDialog(QDialog):
         super().accept()
 
     def reject(self) -> None:
-        self._apply()  # closing the window keeps everything off, and never asks again
+        """Esc or the close button: the ticks were a draft, nothing is switched on."""
+        self._ctx.settings.set("app.first_run_done", True)
+        self._ctx.save_settings()
         super().reject()
 
     def _apply(self) -> None:

@@ -16,33 +16,30 @@ from PySide6.QtWidgets import (
 
 from persona_desktop.ui.icons import state_pixmap
 from persona_desktop.ui.shell import Shell
+from persona_desktop.ui.window_setup import prepare_window
 
 
 class MainWindow(QMainWindow):
     def __init__(self, shell: Shell) -> None:
         super().__init__()
         self.shell = shell
-        self.setWindowTitle("Persona Desktop")
+        prepare_window(self, "Persona Desktop", 520, 360)
         self.icon_label = QLabel()
         self.state_label = QLabel()
         self.state_label.setWordWrap(True)
         self.message_label = QLabel("")
         self.message_label.setWordWrap(True)
         self.message_label.setStyleSheet("color: palette(mid);")
-        grid = QGridLayout()
+        self.grid = grid = QGridLayout()
         self.buttons: list[QToolButton] = []
-        col = row = 0
         for action in shell.menu_actions():
-            if action is None or action is shell.quit_action:
+            if action is None or action in (shell.quit_action, shell.state_action):
                 continue
             b = QToolButton()
             b.setDefaultAction(action)
             b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             b.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-            grid.addWidget(b, row, col)
             self.buttons.append(b)
-            col = (col + 1) % 2
-            row += col == 0
         quit_button = QToolButton()
         quit_button.setDefaultAction(shell.quit_action)
         head = QGridLayout()
@@ -60,14 +57,19 @@ class MainWindow(QMainWindow):
         shell.notified.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
         shell.warned.connect(lambda title, msg: self.message_label.setText(f"{title}: {msg}"))
         self.refresh()
-        self.resize(460, 300)
 
     def refresh(self) -> None:
+        """Two columns of the actions visible now, without holes where hidden ones were."""
         for b in self.buttons:
-            action = b.defaultAction()
-            b.setVisible(action is not None and action.isVisible())
+            self.grid.removeWidget(b)
+        shown = [b for b in self.buttons if (a := b.defaultAction()) is not None and a.isVisible()]
+        for b in self.buttons:
+            b.setVisible(b in shown)
+        for i, b in enumerate(shown):
+            self.grid.addWidget(b, i // 2, i % 2)
         self.icon_label.setPixmap(state_pixmap(self.shell.state(), 48, self.shell.pending))
-        self.state_label.setText(self.shell.describe().removeprefix("Persona Desktop: ").replace("; ", "\n"))
+        lines = self.shell.describe().removeprefix("Persona Desktop: ").split("; ")
+        self.state_label.setText("\n".join(line[:1].upper() + line[1:] for line in lines))
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # without a tray this window is the app: closing it quits

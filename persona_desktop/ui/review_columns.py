@@ -1,24 +1,27 @@
-"""How candidates, facts, journal entries and observations read in the review tables."""
+"""How candidates, facts, journal entries and observations read in the tables: in words, not codes."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from typing import Any
 
-from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Candidate, Fact, Observation, Revision
 from persona_desktop.domain.scoring import SIGNALS
+from persona_desktop.services.explain import (
+    SUBJECT_WORDS,
+    action_words,
+    actor_words,
+    why_waiting,
+)
+from persona_desktop.services.explain import local_time as local
 from persona_desktop.services.queries import FactView
 from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.table_model import Column
 
-_SUBJECT = {"owner": "you", "other": "someone else", "unknown": "unclear"}
-_ORIGIN = {"policy": "applied overnight", "owner": "approved by you"}
-
-
-def local(at: datetime | None) -> str:
-    return "" if at is None else as_local(at).strftime("%Y-%m-%d %H:%M")  # 9999-12-31 east of UTC too
+_SUBJECT = SUBJECT_WORDS
+_ORIGIN = {"policy": "added automatically", "owner": "approved by you"}
+_FACT_STATUS = {"applied": "in memory", "superseded": "replaced", "reverted": "taken back"}
 
 
 @dataclass
@@ -37,51 +40,78 @@ def signals_tip(view: WaitingRow) -> str:
     return f"score {c.score or 0:.2f} = weighted " + ", ".join(parts)
 
 
+def why_waiting_text(view: WaitingRow) -> str:
+    """The first reason, and how many more (the tooltip and the detail pane list them all)."""
+    reasons = why_waiting(view.candidate.reason)
+    return reasons[0] + (f" (+{len(reasons) - 1})" if len(reasons) > 1 else "")
+
+
 CANDIDATE_COLUMNS: list[Column[WaitingRow]] = [
     Column("Statement", lambda v: v.candidate.statement),
+    Column("Why waiting", why_waiting_text, lambda v: "\n".join(why_waiting(v.candidate.reason))),
     Column("About", lambda v: _SUBJECT.get(v.candidate.subject.value, v.candidate.subject.value)),
     Column(
         "Score", lambda v: "" if v.candidate.score is None else f"{v.candidate.score:.2f}", signals_tip, True
     ),
-    Column("Evidence", lambda v: "" if v.summary is None else str(v.summary.count), None, True),
     Column(
         "Sources",
-        lambda v: "\u2026" if v.summary is None else ", ".join(v.summary.sessions),
+        lambda v: "\u2026" if v.summary is None else _sources(v.summary),
         lambda v: "" if v.summary is None else "\n".join(v.summary.sessions),
     ),
 ]
 
+
+def _sources(summary: EvidenceSummary) -> str:
+    n = summary.count
+    where = len(summary.sessions)
+    if n == 0:
+        return "none left"
+    return f"{n} line{'s' if n != 1 else ''}" + (f" in {where} places" if where > 1 else "")
+
+
 FACT_COLUMNS: list[Column[FactView]] = [
     Column("Statement", lambda v: v.fact.statement),
-    Column("About", lambda v: _SUBJECT.get(v.fact.subject.value, v.fact.subject.value)),
     Column("How", lambda v: _ORIGIN.get(v.origin, v.origin)),
-    Column("Since", lambda v: local(v.fact.created_at)),
-    Column("Status", lambda v: v.fact.status.value),
-    Column("Evidence", lambda v: str(len(v.refs)), lambda v: "\n".join(v.refs), True),
+    Column("When", lambda v: local(v.fact.created_at)),
+    Column("Sources", lambda v: str(len(v.refs)), lambda v: "\n".join(v.refs), True),
 ]
-
-
-def _details(r: Revision) -> str:
-    data = r.data
-    for key in ("description", "statement", "label", "message", "source"):
-        if isinstance(data.get(key), str) and data[key]:
-            return str(data[key])
-    return json.dumps(data, ensure_ascii=False, default=str)[:200]
-
 
 MEMORY_COLUMNS: list[Column[Fact]] = [
     Column("Statement", lambda f: f.statement),
     Column("About", lambda f: _SUBJECT.get(f.subject.value, f.subject.value)),
-    Column("Status", lambda f: f.status.value),
+    Column("Status", lambda f: _FACT_STATUS.get(f.status.value, f.status.value)),
     Column("Since", lambda f: local(f.valid_from)),
-    Column("Until", lambda f: local(f.valid_to)),
 ]
+
+# --- the journal, in words -------------------------------------------------------------------
+
+
+def _details(r: Revision) -> str:
+    data = r.data
+    if r.action == "decision.undone":
+        return str(data.get("description") or "")
+    if r.action == "fragments.ingested":
+        return _ingested(data)
+    for key in ("statement", "label", "description", "message", "source", "day"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return f"\u201c{value}\u201d" if key == "statement" else value
+    if r.action == "run.finished":
+        return (
+            f"{data.get('applied', 0)} added, {data.get('pending', 0)} for review ({data.get('status', '')})"
+        )
+    return json.dumps(data, ensure_ascii=False, default=str)[:200]
+
+
+def _ingested(data: dict[str, Any]) -> str:
+    added = data.get("added", 0)
+    return f"{added} {data.get('kind', '')} line{'s' if added != 1 else ''} from {data.get('source', '?')}"
+
 
 JOURNAL_COLUMNS: list[Column[Revision]] = [
     Column("When", lambda r: local(r.at)),
-    Column("Who", lambda r: r.actor),
-    Column("What", lambda r: r.action),
-    Column("On", lambda r: f"{r.entity} {r.entity_id}" if r.entity_id is not None else r.entity),
+    Column("Who", lambda r: actor_words(r.actor)),
+    Column("What", lambda r: action_words(r.action)),
     Column("Details", _details, lambda r: json.dumps(r.data, ensure_ascii=False, indent=1, default=str)),
 ]
 

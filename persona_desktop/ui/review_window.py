@@ -1,25 +1,25 @@
-"""The morning review: what waits for the owner, what was applied, the journal, observations.
+"""The morning review: what waits for the owner, what was added, their decisions, observations.
 
 Keyboard-driven: A approves, E (or F2) edits then approves, R (or Delete) rejects,
-Ctrl+Z undoes the last decision (again and again), V reverts an applied fact.
-Every action works on all selected rows. All store work runs in the background.
+Ctrl+Z undoes the last decision (again and again), V reverts an added fact (after
+asking). Approve and Reject work on all selected rows, and their buttons say how
+many. The detail pane always shows the selection of now: one candidate, several,
+or none. All store work runs in the background.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QItemSelectionModel, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMainWindow,
     QPlainTextEdit,
@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 )
 
 from persona_desktop.domain.model import Candidate, Observation, Revision
-from persona_desktop.domain.scoring import SIGNALS
 from persona_desktop.errors import PersonaError
 from persona_desktop.services import queries, review, review_views
 from persona_desktop.services.queries import FactView
@@ -39,8 +38,9 @@ from persona_desktop.services.review import EvidenceItem
 from persona_desktop.services.review_views import EvidenceSummary
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.dialogs import confirm, quoted
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
-from persona_desktop.ui.layouts import list_with_detail
+from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
 from persona_desktop.ui.review_columns import (
     CANDIDATE_COLUMNS,
     FACT_COLUMNS,
@@ -48,13 +48,37 @@ from persona_desktop.ui.review_columns import (
     OBSERVATION_COLUMNS,
     WaitingRow,
 )
+from persona_desktop.ui.review_detail import (
+    WEIGHTS_LINK,
+    candidate_html,
+    proposal_html,
+    selection_html,
+)
 from persona_desktop.ui.table_model import Column, RecordTableModel
+from persona_desktop.ui.window_setup import bring_forward, prepare_window
 
 T = TypeVar("T")
 JOURNAL_LIMIT = 1000
 OBSERVATIONS_BANNER = (
     "<b>Observations are hypotheses, not facts.</b> They are patterns the sleep cycle noticed"
     " over a period. They are never stored as facts and never reach the assistant as facts."
+)
+PICK_ONE = "<p style='color:#5f6368'>Select a proposal to see why it waits, its score and its evidence.</p>"
+NOTHING_TO_SHOW = (
+    "<p style='color:#5f6368'>When something waits for you, select it here to see why it waits,"
+    " how sure Persona is, and exactly where it comes from.</p>"
+)
+RECENT_EMPTY = (
+    "Nothing was added to memory in the last 7 days.\n\nWhat you approve, and what the"
+    " sleep cycle adds by itself (only facts proven by your own words), is listed here."
+)
+HISTORY_EMPTY = (
+    "You have not decided anything yet.\n\nYour approvals, rejections, reverts and undos will be"
+    " listed here, newest first."
+)
+OBSERVATIONS_EMPTY = (
+    "No observations yet.\n\nAfter a sleep cycle, patterns it noticed over the week appear here,"
+    " as hypotheses to read, never as facts."
 )
 
 
@@ -75,61 +99,44 @@ class Outcome:
     errors: list[str]
 
 
-def make_table(model: RecordTableModel[Any], widths: list[int]) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.verticalHeader().setVisible(False)
-    view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
-    header = view.horizontalHeader()
-    header.setHighlightSections(False)
-    for i, w in enumerate(widths):
-        view.setColumnWidth(i, w)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    return view
-
-
 class EditDialog(QDialog):
+    """The owner's own wording of a fact. Tab moves on to the buttons; Enter approves;
+    Shift+Enter starts a new line."""
+
     def __init__(self, statement: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Edit, then approve")
         self.editor = QPlainTextEdit(statement)
+        self.editor.setTabChangesFocus(True)
+        self.editor.installEventFilter(self)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
-        buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.approve_button = buttons.addButton("Approve", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.approve_button.setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.editor.textChanged.connect(lambda: self.approve_button.setEnabled(bool(self.text())))
+        hint = QLabel("Enter approves, Shift+Enter starts a new line, Esc cancels.")
+        hint.setStyleSheet("color: #5f6368;")
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel("Write the fact the way you want it remembered:"))
         lay.addWidget(self.editor)
+        lay.addWidget(hint)
         lay.addWidget(buttons)
-        self.resize(480, 180)
+        self.resize(520, 220)
+        self.editor.moveCursor(QTextCursor.MoveOperation.End)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.editor and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            if enter and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                if self.text():
+                    self.accept()
+                return True
+        return super().eventFilter(watched, event)
 
     def text(self) -> str:
         return self.editor.toPlainText().strip()
-
-
-def proposal_html(payload: dict[str, Any]) -> str:
-    """What a chat-review proposal would change, in full: a skill's Markdown, a patch, a forget."""
-    pre = "<pre style='white-space: pre-wrap; background:#f6f6f6'>{}</pre>"
-    if payload.get("kind") == "skill" and payload.get("action") == "create":
-        return f"<p><b>New skill {html.escape(str(payload.get('name')))}</b></p>" + pre.format(
-            html.escape(str(payload.get("content", "")))
-        )
-    if payload.get("kind") == "skill" and payload.get("action") == "patch":
-        return (
-            f"<p><b>Patch of skill {html.escape(str(payload.get('name')))}</b>: replace</p>"
-            + pre.format(html.escape(str(payload.get("old", ""))))
-            + "<p>with</p>"
-            + pre.format(html.escape(str(payload.get("new", ""))))
-        )
-    if payload.get("action") == "forget":
-        return f"<p><b>Forget fact {payload.get('fact_id')}</b>, because: {html.escape(str(payload.get('reason', '')))}</p>"
-    return ""
 
 
 class ReviewWindow(QMainWindow):
@@ -139,7 +146,7 @@ class ReviewWindow(QMainWindow):
 
     def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Persona Desktop: morning review")
+        prepare_window(self, "Morning review", 1280, 760)
         self._ctx = ctx
         self.ops = Ops(self, on_error=self._show_error)
         self._evidence_seq = 0
@@ -148,45 +155,50 @@ class ReviewWindow(QMainWindow):
         self._waiting_seq = 0
         self._side_seq = 0
         self._side_applied = 0
+        self._show_weights = False
+        self._shown: tuple[int, ...] | None = None  # the ids the detail pane shows
         self.player = AudioPlayer()
         self.evidence_cards: list[EvidenceCard] = []
+        self.edit_dialog: EditDialog | None = None
         self.pending = RecordTableModel(CANDIDATE_COLUMNS, lambda v: v.candidate.id)
         self.recent = RecordTableModel(FACT_COLUMNS, lambda v: v.fact.id)
         self.journal = RecordTableModel(JOURNAL_COLUMNS, lambda r: r.id)
         self.observations = RecordTableModel(OBSERVATION_COLUMNS, lambda o: o.id)
         self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
         self._side_dirty = False
         self._side_timer = QTimer(self)
         self._side_timer.setSingleShot(True)
         self._side_timer.setInterval(300)
         self._side_timer.timeout.connect(lambda: self._reload_side_tabs(FILL))
         self.tabs.addTab(self._waiting_tab(), "Waiting")
-        self.tabs.addTab(self._recent_tab(), "Recently applied")
-        self.history_table = make_table(self.journal, [140, 70, 150, 110, 300])
-        self.history_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
-        self.history_table.horizontalHeader().setStretchLastSection(True)
-        self.tabs.addTab(
-            self._labelled(self.history_table, "The decision journal, newest first. Read-only."), "History"
+        self.tabs.addTab(self._recent_tab(), "Recently added")
+        self.tabs.addTab(self._history_tab(), "History")
+        self.observations_table = make_table(
+            self.observations, ["2026-11-30 16:27", None, "work, running, family"], OBSERVATIONS_EMPTY
         )
-        self.observations_table = make_table(self.observations, [140, 500, 200])
-        self.observations_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.observations_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.observations_table.setWordWrap(True)
         banner = self._labelled(self.observations_table, OBSERVATIONS_BANNER, warn=True)
         self.tabs.addTab(banner, "Observations (hypotheses)")
-        self.status = QLabel("Loading...")
+        self.status = QLabel("Loading\u2026")
+        self.status.setWordWrap(True)
         self.statusBar().addWidget(self.status, 1)
-        self.setCentralWidget(self.tabs)
+        self.setCentralWidget(with_margins(self.tabs, 6))
         self._add_actions()
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.resize(1100, 680)
+        self._update_buttons()
         self.reload()
 
     # --- layout -------------------------------------------------------------------------
 
     def _waiting_tab(self) -> QWidget:
-        self.pending_table = make_table(self.pending, [380, 60, 50, 65, 120])
-        self.pending_table.selectionModel().currentRowChanged.connect(self._on_current_candidate)
+        self.pending_table = make_table(
+            self.pending,
+            [None, "About someone else (+1)", "someone else", "0.55", "12 lines in 3 places"],
+            self._waiting_empty_text(),
+        )
+        sel = self.pending_table.selectionModel()
+        sel.selectionChanged.connect(lambda *_: self._on_selection())
         self.pending_table.verticalScrollBar().valueChanged.connect(lambda _v: self._fill_visible_summaries())
         self.pending_table.doubleClicked.connect(lambda _i: self.edit_and_approve())
         buttons = QHBoxLayout()
@@ -198,25 +210,45 @@ class ReviewWindow(QMainWindow):
             buttons.addWidget(b)
         buttons.addStretch(1)
         buttons.addWidget(self.undo_button)
-        split, self.detail, self.evidence_box = list_with_detail(
-            buttons, self.pending_table, "Select a candidate to see its score and evidence."
-        )
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setSizes([720, 380])
-        return split
+        pane = list_with_detail(buttons, self.pending_table, PICK_ONE)
+        self.detail, self.evidence_box, self.detail_scroll = pane.label, pane.box, pane.scroll
+        self.detail.linkActivated.connect(self._on_link)
+        pane.split.setStretchFactor(0, 5)
+        pane.split.setStretchFactor(1, 3)
+        pane.split.setSizes([self.width() * 5 // 8, self.width() * 3 // 8])
+        return pane.split
 
     def _recent_tab(self) -> QWidget:
-        self.recent_table = make_table(self.recent, [380, 60, 120, 115, 70, 65])
+        self.recent_table = make_table(
+            self.recent, [None, "added automatically", "2026-11-30 16:27", "Sources"], RECENT_EMPTY
+        )
+        self.revert_button = self._button("Revert\u2026 (V)", self.revert_selected)
+        note = QLabel(
+            "Added to memory in the last 7 days: approved by you, or added automatically when"
+            " the evidence is your own words."
+        )
+        note.setWordWrap(True)
+        return self._headed(self.recent_table, note, self.revert_button)
+
+    def _history_tab(self) -> QWidget:
+        self.history_table = make_table(
+            self.journal, ["2026-11-30 16:27", "Automatic rule", "asked for your review", None], HISTORY_EMPTY
+        )
+        self.full_journal = QCheckBox("Show everything the app did (capture, sleep cycle, automatic rule)")
+        self.full_journal.toggled.connect(lambda _on: self._reload_side_tabs(SHOW))
+        self.history_note = QLabel("Your decisions, newest first.")
+        return self._headed(self.history_table, self.history_note, self.full_journal)
+
+    @staticmethod
+    def _headed(table: QTableView, note: QLabel, control: QWidget) -> QWidget:
+        """A table under a line of text with a control at its right."""
         row = QHBoxLayout()
-        self.revert_button = self._button("Revert (V)", self.revert_selected)
-        row.addWidget(QLabel("Facts added in the last 7 days, including what the policy applied overnight."))
-        row.addStretch(1)
-        row.addWidget(self.revert_button)
+        row.addWidget(note, 1)
+        row.addWidget(control)
         box = QWidget()
         v = QVBoxLayout(box)
         v.addLayout(row)
-        v.addWidget(self.recent_table)
+        v.addWidget(table)
         return box
 
     @staticmethod
@@ -252,6 +284,16 @@ class ReviewWindow(QMainWindow):
         act(["V"], self.revert_selected)
         act([QKeySequence.StandardKey.Refresh], self.reload)  # type: ignore[list-item]
 
+    def _waiting_empty_text(self) -> str:
+        s = self._ctx.settings
+        if s.get("sleep.enabled"):
+            nxt = f"The next sleep cycle runs tonight between {s.get('sleep.window_start')} and {s.get('sleep.window_end')}"
+            return f"Nothing is waiting for you.\n\n{nxt}; what it cannot add by itself will wait here."
+        return (
+            "Nothing is waiting for you.\n\nProposals appear here after a sleep cycle (it is off:"
+            " turn it on in Settings) or a review of your chat with the assistant."
+        )
+
     # --- loading ------------------------------------------------------------------------
 
     def reload(self) -> None:
@@ -271,11 +313,10 @@ class ReviewWindow(QMainWindow):
         if seq != self._waiting_seq:
             return  # the list changed here since this read began: the read is stale
         keep = self._selected_ids(self.pending_table)
+        self.pending_table.set_empty_text(self._waiting_empty_text())
         self.pending.set_rows(WaitingRow(c, self._summaries.get(c.id)) for c in candidates)
         self._update_tab_titles()
         self._reselect(keep)
-        if not candidates:
-            self._clear_detail("Nothing is waiting for your review.")
         self.waiting_loaded.emit()
         self._fill_visible_summaries()
 
@@ -327,10 +368,13 @@ class ReviewWindow(QMainWindow):
 
     def _update_tab_titles(self) -> None:
         self.tabs.setTabText(0, f"Waiting ({len(self.pending.rows)})")
-        self.tabs.setTabText(1, f"Recently applied ({len(self.recent.rows)})")
+        self.tabs.setTabText(1, f"Recently added ({len(self.recent.rows)})")
         self.tabs.setTabText(3, f"Observations: hypotheses ({len(self.observations.rows)})")
-        if self.status.text() == "Loading...":
-            self.status.setText(f"{len(self.pending.rows)} waiting for your review.")
+        if self.status.text() == "Loading\u2026":
+            n = len(self.pending.rows)
+            self.status.setText(
+                f"{n} waiting for your review." if n else "Nothing is waiting for your review."
+            )
 
     def _reselect(self, ids: list[int]) -> None:
         rows = [r for r in (self.pending.row_of(i) for i in ids) if r is not None]
@@ -338,38 +382,55 @@ class ReviewWindow(QMainWindow):
             rows = [0]
         self._select_rows(self.pending_table, rows)
 
-    # --- selection and evidence ---------------------------------------------------------
+    # --- selection and the detail pane --------------------------------------------------
 
     @staticmethod
-    def _selected_ids(table: QTableView) -> list[int]:
+    def _selected_rows(table: QTableView) -> list[int]:
+        count = table.model().rowCount()
+        return sorted({i.row() for i in table.selectionModel().selectedRows() if i.row() < count})
+
+    @classmethod
+    def _selected_ids(cls, table: QTableView) -> list[int]:
         model = table.model()
         assert isinstance(model, RecordTableModel)
-        rows = sorted({i.row() for i in table.selectionModel().selectedRows()})
-        return [model.key_at(r) for r in rows if r < model.rowCount()]
+        return [model.key_at(r) for r in cls._selected_rows(table)]
 
     def _select_rows(self, table: QTableView, rows: list[int]) -> None:
         sel = table.selectionModel()
-        sel.clearSelection()
         model = table.model()
         flags = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
-        for r in rows:
-            sel.select(model.index(r, 0), flags)
-        if rows:
-            current = model.index(rows[0], 0)
-            unchanged = sel.currentIndex().row() == rows[0]
-            sel.setCurrentIndex(current, QItemSelectionModel.SelectionFlag.NoUpdate)
-            table.scrollTo(current)
-            if unchanged and table is self.pending_table:
-                # an unchanged current row is not re-announced, yet its content may be new
-                self._on_current_candidate(current, None)
+        sel.blockSignals(True)  # one update of the pane at the end, not one per row
+        try:
+            sel.clearSelection()
+            for r in rows:
+                sel.select(model.index(r, 0), flags)
+            if rows:
+                current = model.index(rows[0], 0)
+                sel.setCurrentIndex(current, QItemSelectionModel.SelectionFlag.NoUpdate)
+                table.scrollTo(current)
+        finally:
+            sel.blockSignals(False)
+        table.viewport().update()
+        if table is self.pending_table:
+            self._on_selection(force=True)  # the rows may be new even where the ids are not
 
-    def _on_current_candidate(self, current: Any, _previous: Any) -> None:
-        if not current.isValid() or current.row() >= len(self.pending.rows):
+    def _on_selection(self, force: bool = False) -> None:
+        ids = tuple(self._selected_ids(self.pending_table))
+        if ids == self._shown and not force:
             return
-        view = self.pending.rows[current.row()]
-        self._show_candidate(view)
-        self._evidence_seq += 1
-        seq, cid, uow = self._evidence_seq, view.candidate.id, self._ctx.uow
+        self._shown = ids
+        self._evidence_seq += 1  # an evidence read on its way is for another selection now
+        self._clear_cards()
+        self._update_buttons()
+        if not ids:
+            self.detail.setText(PICK_ONE if self.pending.rows else NOTHING_TO_SHOW)
+            return
+        rows = [self.pending.rows[r] for r in self._selected_rows(self.pending_table)]
+        if len(rows) > 1:
+            self.detail.setText(selection_html([r.candidate for r in rows]))
+            return
+        self._show_candidate(rows[0])
+        seq, cid, uow = self._evidence_seq, rows[0].candidate.id, self._ctx.uow
         self.ops.run(
             lambda: queries.evidence(uow, cid),
             lambda items: self._on_evidence(seq, items),
@@ -378,67 +439,74 @@ class ReviewWindow(QMainWindow):
         )
 
     def _show_candidate(self, view: WaitingRow) -> None:
-        c = view.candidate
-        weights = self._ctx.settings.weights()
-        rows = "".join(
-            f"<tr><td>{name}</td><td align=right>{c.signals.get(name, 0.0):.2f}</td>"
-            f"<td align=right>&times; {weights[name]:.2f}</td>"
-            f"<td style='color:#4a7bd0'>{_bar(c.signals.get(name, 0.0))}</td></tr>"
-            for name in SIGNALS
-        )
-        score = "not scored" if c.score is None else f"{c.score:.2f}"
+        s = self._ctx.settings
         self.detail.setText(
-            f"<h3>{html.escape(c.statement)}</h3>"
-            f"<p>About <b>{html.escape(c.subject.value)}</b> &middot; score <b>{score}</b>"
-            f" (threshold {float(self._ctx.settings.get('sleep.threshold')):.2f})"
-            f" &middot; category {html.escape(c.category or 'none')}</p>"
-            f"<table cellspacing=4>{rows}</table>"
-            f"<p><i>{html.escape(c.reason or '')}</i></p>"
-            f"{proposal_html(c.payload)}"
-            "<p><b>Evidence</b></p>"
+            candidate_html(view.candidate, s.weights(), float(s.get("sleep.threshold")), self._show_weights)
         )
+
+    def _on_link(self, link: str) -> None:
+        if link == WEIGHTS_LINK:
+            self._show_weights = not self._show_weights
+            ids = self._selected_ids(self.pending_table)
+            row = self.pending.row_of(ids[0]) if len(ids) == 1 else None
+            if row is not None:
+                self._show_candidate(self.pending.rows[row])
 
     def _on_evidence(self, seq: int, items: list[EvidenceItem]) -> None:
         if seq != self._evidence_seq:
             return  # the owner moved on; a newer request is on its way
         self._clear_cards()
+        holder = QWidget()  # built whole, then shown: one relayout of the pane, not one per card
+        lay = QVBoxLayout(holder)
+        lay.setContentsMargins(0, 0, 0, 0)
         for item in items:
             card = EvidenceCard(item, self._ctx.data_dir, self.player)
             self.evidence_cards.append(card)
-            self.evidence_box.addWidget(card)
+            lay.addWidget(card)
         if not items:
-            self.evidence_box.addWidget(QLabel("No evidence is left (its source was forgotten)."))
+            lay.addWidget(QLabel("No evidence is left (its source was forgotten)."))
+        self.evidence_box.addWidget(holder)
 
     def _clear_cards(self) -> None:
-        while self.evidence_box.count():
-            item = self.evidence_box.takeAt(0)
-            w = item.widget() if item is not None else None
-            if w is not None:
-                w.deleteLater()
+        if self.evidence_box.count():
+            clear_layout(self.evidence_box)
         self.evidence_cards = []
 
-    def _clear_detail(self, text: str) -> None:
-        self._evidence_seq += 1
-        self.detail.setText(text)
-        self._clear_cards()
+    def _update_buttons(self) -> None:
+        n = len(self._selected_ids(self.pending_table))
+        count = f" {n}" if n > 1 else ""
+        self.approve_button.setText(f"Approve{count} (A)")
+        self.reject_button.setText(f"Reject{count} (R)")
+        self.approve_button.setEnabled(n > 0)
+        self.reject_button.setEnabled(n > 0)
+        self.edit_button.setEnabled(n == 1)
 
     # --- decisions ----------------------------------------------------------------------
+
+    def _statements(self, ids: list[int]) -> dict[int, str]:
+        wanted = set(ids)  # one pass: thousands of selected rows must not cost n*n lookups
+        return {r.candidate.id: r.candidate.statement for r in self.pending.rows if r.candidate.id in wanted}
 
     def approve_selected(self) -> None:
         self._decide(self._selected_ids(self.pending_table), "Approved", self._approve_fn(None))
 
     def approve_edited(self, candidate_id: int, statement: str) -> None:
-        self._decide([candidate_id], "Approved (edited)", self._approve_fn(statement))
+        self._decide(
+            [candidate_id], "Approved in your words", self._approve_fn(statement), {candidate_id: statement}
+        )
 
     def edit_and_approve(self) -> None:
         ids = self._selected_ids(self.pending_table)
-        if self.tabs.currentIndex() != 0 or not ids:
+        if self.tabs.currentIndex() != 0 or len(ids) != 1:
             return
         row = self.pending.row_of(ids[0])
         assert row is not None
         dialog = EditDialog(self.pending.rows[row].candidate.statement, self)
-        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.text():
-            self.approve_edited(ids[0], dialog.text())
+        cid = ids[0]
+        dialog.accepted.connect(lambda: self.approve_edited(cid, dialog.text()) if dialog.text() else None)
+        dialog.finished.connect(lambda _r: self.pending_table.setFocus())
+        self.edit_dialog = dialog
+        dialog.open()
 
     def reject_selected(self) -> None:
         uow, now = self._ctx.uow, self._ctx.clock.now()
@@ -450,15 +518,20 @@ class ReviewWindow(QMainWindow):
         uow, now = self._ctx.uow, self._ctx.clock.now()
         return lambda cid: review.approve(uow, cid, now, statement)
 
-    def _decide(self, ids: list[int], verb: str, fn: Callable[[int], Any]) -> None:
+    def _decide(
+        self, ids: list[int], verb: str, fn: Callable[[int], Any], names: dict[int, str] | None = None
+    ) -> None:
         if self.tabs.currentIndex() != 0 or not ids:
             return
         first_row = self.pending.row_of(ids[0]) or 0
+        statements = names or self._statements(ids)
         self.ops.run(
-            lambda: _each(ids, fn), lambda out: self._on_decided(out, verb, first_row), priority=DECIDE
+            lambda: _each(ids, fn),
+            lambda out: self._on_decided(out, verb, first_row, statements),
+            priority=DECIDE,
         )
 
-    def _on_decided(self, out: Outcome, verb: str, first_row: int) -> None:
+    def _on_decided(self, out: Outcome, verb: str, first_row: int, statements: dict[int, str]) -> None:
         self._waiting_seq += 1
         self.pending.remove_keys(out.done)
         self._fill_visible_summaries()  # rows moved up into view
@@ -466,8 +539,10 @@ class ReviewWindow(QMainWindow):
         if self.pending.rows:
             self._select_rows(self.pending_table, [min(first_row, len(self.pending.rows) - 1)])
         else:
-            self._clear_detail("Nothing is waiting for your review.")
-        msg = f"{verb} {len(out.done)}." if out.done else ""
+            self._select_rows(self.pending_table, [])
+        msg = ""
+        if out.done:
+            msg = f"{verb}: {_names([statements.get(i, f'#{i}') for i in out.done])}. Ctrl+Z undoes."
         if out.errors:
             msg += " Not done: " + "; ".join(out.errors)
         self._say(msg.strip(), bad=bool(out.errors))
@@ -480,15 +555,38 @@ class ReviewWindow(QMainWindow):
         ids = self._selected_ids(self.recent_table)
         if not ids:
             return
+        wanted = set(ids)
+        names = {v.fact.id: v.fact.statement for v in self.recent.rows if v.fact.id in wanted}
+        question = (
+            f"Take {quoted(names[ids[0]])} out of memory?"
+            if len(ids) == 1
+            else f"Take these {len(ids)} facts out of memory?\n\n"
+            + "\n".join(quoted(n) for n in names.values())
+        )
+        if not confirm(
+            self,
+            "Revert",
+            question,
+            "Your assistant stops knowing it. The journal keeps the record; Ctrl+Z brings it back.",
+            "Revert",
+        ):
+            return
         uow, now = self._ctx.uow, self._ctx.clock.now()
         self.ops.run(
             lambda: _each(ids, lambda fid: review.revert_fact(uow, fid, now)),
-            lambda out: self._on_reverted(out),
+            lambda out: self._on_reverted(out, names),
             priority=DECIDE,
         )
 
-    def _on_reverted(self, out: Outcome) -> None:
-        self._say(f"Reverted {len(out.done)} fact(s)." + (" " + "; ".join(out.errors) if out.errors else ""))
+    def _on_reverted(self, out: Outcome, names: dict[int, str]) -> None:
+        msg = (
+            f"Reverted: {_names([names.get(i, f'#{i}') for i in out.done])}. Ctrl+Z undoes."
+            if out.done
+            else ""
+        )
+        if out.errors:
+            msg += " Not done: " + "; ".join(out.errors)
+        self._say(msg.strip(), bad=bool(out.errors))
         self.changed.emit()
         self.reload()
 
@@ -502,7 +600,10 @@ class ReviewWindow(QMainWindow):
 
     def _on_undone(self, result: tuple[str, Candidate | None]) -> None:
         description, candidate = result
-        self._say(f"Undone: {description}.")
+        if candidate is not None:
+            self._say(f"Undone: {quoted(candidate.statement)} is waiting again.")
+        else:
+            self._say(f"Undone: {description}.")
         if candidate is not None and self.pending.row_of(candidate.id) is None:
             self._waiting_seq += 1
             row = self.pending.insert_sorted(WaitingRow(candidate, self._summaries.get(candidate.id)))
@@ -517,6 +618,8 @@ class ReviewWindow(QMainWindow):
                 )
         self.changed.emit()
         self._side_tabs_changed()
+        if self.tabs.currentIndex() == 1:
+            self._reload_side_tabs(SHOW)
 
     def _side_tabs_changed(self) -> None:
         """After a decision: the other tabs reload once the owner looks at them, and
@@ -533,13 +636,17 @@ class ReviewWindow(QMainWindow):
         self._side_dirty = False
         self._side_timer.stop()
         uow, now = self._ctx.uow, self._ctx.clock.now()
+        owner_only = not self.full_journal.isChecked()
+        self.history_note.setText(
+            "Your decisions, newest first." if owner_only else "Everything in the journal, newest first."
+        )
         self._side_seq += 1
         seq = self._side_seq
 
         def side() -> SideTabs:
             return SideTabs(
                 review_views.recent_facts(uow, now),
-                list(reversed(queries.journal(uow, JOURNAL_LIMIT))),
+                review_views.journal_newest_first(uow, JOURNAL_LIMIT, owner_only),
                 queries.observations(uow),
             )
 
@@ -555,10 +662,7 @@ class ReviewWindow(QMainWindow):
         self._say(str(exc), bad=True)
 
     def bring_forward(self) -> None:
-        self.show()
-        self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
-        self.raise_()
-        self.activateWindow()
+        bring_forward(self)
         self.pending_table.setFocus()
 
     def shutdown(self) -> None:
@@ -571,9 +675,12 @@ class ReviewWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def _bar(value: float, width: int = 12) -> str:
-    filled = max(0, min(width, round(value * width)))
-    return "\u2588" * filled + "<span style='color:#c8d3e6'>" + "\u2588" * (width - filled) + "</span>"
+def _names(statements: list[str], shown: int = 2) -> str:
+    """'“A”', '“A” and “B”', '“A”, “B” and 3 more'."""
+    quoted_all = [quoted(s, 60) for s in statements]
+    if len(quoted_all) <= shown:
+        return " and ".join(quoted_all)
+    return ", ".join(quoted_all[:shown]) + f" and {len(quoted_all) - shown} more"
 
 
 def _each(ids: list[int], fn: Callable[[int], Any]) -> Outcome:
@@ -589,4 +696,4 @@ def _each(ids: list[int], fn: Callable[[int], Any]) -> Outcome:
     return Outcome(done, errors)
 
 
-__all__ = ["Column", "ReviewWindow"]
+__all__ = ["Column", "EditDialog", "ReviewWindow", "proposal_html"]

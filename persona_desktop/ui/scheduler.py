@@ -52,12 +52,13 @@ class SleepWorker(CancellableThread):
     outcome = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, cycle: SleepCycle, parent: QObject | None = None) -> None:
+    def __init__(self, cycle: SleepCycle, parent: QObject | None = None, skip_quiet: bool = False) -> None:
         super().__init__(parent)
         self._cycle = cycle
+        self._skip_quiet = skip_quiet
 
     def run(self) -> None:
-        gen = self._cycle.run(self.cancelled)
+        gen = self._cycle.run(self.cancelled, skip_quiet=self._skip_quiet)
         try:
             while True:
                 try:
@@ -124,13 +125,14 @@ class SleepScheduler(QObject):
             return False
         return self.run_now()
 
-    def run_now(self) -> bool:
+    def run_now(self, skip_quiet: bool = False) -> bool:
+        """Start a run; `skip_quiet` for the owner's "run anyway" (the lease still applies)."""
         if self.is_running():
             return False
         cycle = SleepCycle(
             self._ctx.uow, self._ctx.llm, SleepConfig.from_settings(self.settings), self._ctx.clock
         )
-        worker = SleepWorker(cycle, self)
+        worker = SleepWorker(cycle, self, skip_quiet)
         worker.progress.connect(self._on_progress)
         worker.outcome.connect(self._on_outcome)
         worker.failed.connect(self._on_failed)

@@ -36,6 +36,7 @@ from persona_desktop.errors import CapturePermissionError, PersonaError
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController, CaptureLoop
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.window_setup import prepare_window
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +258,7 @@ class EnableScreenWindow(QWidget):
 
     def __init__(self, access: ScreenAccess) -> None:
         super().__init__(None, Qt.WindowType.Window)
-        self.setWindowTitle("Enable screen capture")
+        prepare_window(self, "Enable screen capture", 560, 320)
         self.access = access
         self.done = False
         self.text = QLabel()
@@ -281,7 +282,6 @@ class EnableScreenWindow(QWidget):
         layout.addWidget(self.status)
         layout.addStretch(1)
         layout.addWidget(buttons)
-        self.resize(560, 320)
 
     def reset(self, support: ScreenSupport) -> None:
         self.done = False

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLayout,
     QLineEdit,
     QMainWindow,
     QTextBrowser,
@@ -34,7 +33,8 @@ from persona_desktop.services.search import SearchResult, hit_evidence, search
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
-from persona_desktop.ui.layouts import list_with_detail
+from persona_desktop.ui.layouts import clear_layout, list_with_detail, with_margins
+from persona_desktop.ui.window_setup import prepare_window
 
 KIND_CHOICES = [
     ("Everything", None),
@@ -52,15 +52,6 @@ SINCE_CHOICES = [
 ]
 _MARK = "<span style='background:#ffe066;color:#000;font-weight:bold'>{}</span>"
 _KIND_LABEL = {"fact": "fact", "chat": "chat", "screen": "screen", "speech": "speech"}
-
-
-def clear_layout(layout: QLayout) -> None:
-    """Take every item out of a layout and delete its widget (later, as Qt wants)."""
-    while layout.count():
-        taken = layout.takeAt(0)
-        w = taken.widget() if taken is not None else None
-        if w is not None:
-            w.deleteLater()
 
 
 def highlighted(line: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -107,7 +98,7 @@ class SearchWindow(QMainWindow):
 
     def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Persona Desktop: search")
+        prepare_window(self, "Search", 1180, 720)
         self._ctx = ctx
         self.ops = Ops(self, on_error=self._show_error)
         self._seq = 0
@@ -138,14 +129,12 @@ class SearchWindow(QMainWindow):
         top.addWidget(self.query, 1)
         top.addWidget(self.kind)
         top.addWidget(self.since)
-        split, self.detail_label, self.detail_box = list_with_detail(
-            top, self.timeline, "Type to search. Click a hit to see where it came from."
-        )
-        split.setSizes([620, 440])
-        self.setCentralWidget(split)
+        pane = list_with_detail(top, self.timeline, "Type to search. Click a hit to see where it came from.")
+        self.detail_label, self.detail_box = pane.label, pane.box
+        pane.split.setSizes([self.width() * 4 // 7, self.width() * 3 // 7])
+        self.setCentralWidget(with_margins(pane.split))
         self.status = QLabel("")
         self.statusBar().addWidget(self.status, 1)
-        self.resize(1100, 680)
 
     # --- searching ----------------------------------------------------------------------
 

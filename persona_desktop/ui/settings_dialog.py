@@ -1,21 +1,25 @@
-"""Settings: every key of the registry, grouped in tabs, validated as the owner types.
+"""Settings: a short General page with what people change, everything else under Advanced.
 
 Nothing is stored until OK; OK is disabled while a value is invalid. The six score
-weights are kept summing to 1: changing one rescales the others.
+weights are kept summing to 1: changing one rescales the others. The model list comes
+from the Ollama host itself (its /api/tags), checked when the window opens and when
+the address changes; when the host cannot be used, the window says why and what to do.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox,
+    QAbstractSpinBox,
     QDialog,
     QDialogButtonBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -29,26 +33,32 @@ from PySide6.QtWidgets import (
 
 from persona_desktop.config import SETTINGS
 from persona_desktop.domain.scoring import SIGNALS
-from persona_desktop.errors import LLMError, PersonaError
+from persona_desktop.errors import PersonaError
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.dialogs import confirm
+from persona_desktop.ui.layouts import FormGrid, wrapping_label
 from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
-from persona_desktop.ui.setting_fields import Field, focus_first_error, label_for
-
-TABS = (
-    ("sleep", "Sleep cycle"),
-    ("ollama", "Ollama"),
-    ("capture", "Capture"),
-    ("review", "Chat review"),
-    ("chat", "Chat and export"),
-    ("export", "Chat and export"),
-    ("recall", "Chat and export"),
-    ("mcp", "Other assistants (MCP)"),
-    ("app", "App and data"),
+from persona_desktop.ui.setting_fields import Field, focus_first_error
+from persona_desktop.ui.setting_text import (
+    ADVANCED,
+    ADVANCED_SECTIONS,
+    GENERAL,
+    GENERAL_KEYS,
+    GENERAL_SECTIONS,
+    SCORE,
+    text_for,
 )
+from persona_desktop.ui.setting_widgets import NamedChoice
+from persona_desktop.ui.window_setup import prepare_window
+
 HIDDEN = {"app.first_run_done", "capture.paused_until", "capture.screen_confirmed"}  # state set elsewhere
 WEIGHT_KEYS = tuple(f"sleep.weights.{name}" for name in SIGNALS)
+WINDOW_KEYS = ("sleep.window_start", "sleep.window_end")
+HOST_RECHECK_MS = 900
+MUTED = "color: #5f6368;"
 
 
 def _delete_captured(ctx: UiContext) -> Callable[[], Any]:
@@ -57,9 +67,21 @@ def _delete_captured(ctx: UiContext) -> Callable[[], Any]:
     return lambda: delete_captured_data(ctx.uow, ctx.clock.now(), ctx.media_dirs)
 
 
+def _commands(text: str) -> str:
+    """`ollama serve` -> <code>ollama serve</code>, the rest escaped."""
+    parts = re.split(r"`([^`]*)`", text)
+    return "".join(
+        f"<code style='background:#eef1f5;color:#202124'>&nbsp;{html.escape(p)}&nbsp;</code>"
+        if i % 2
+        else html.escape(p)
+        for i, p in enumerate(parts)
+    )
+
+
 class SettingsDialog(QDialog):
     saved = Signal()
     data_deleted = Signal(object)
+    checked = Signal(object)  # a Diagnosis of the Ollama host, shown
 
     def __init__(
         self,
@@ -70,31 +92,24 @@ class SettingsDialog(QDialog):
         screen: ScreenAccess | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Persona Desktop: settings")
+        self._screen = screen
+        prepare_window(self, "Settings", 780, 700)
         self._ctx = ctx
         self._capture = capture
         self._ops = ops
         self._rebalancing = False
+        self._check_seq = 0
+        self._checked_once = False
         self.fields: dict[str, Field] = {}
-        self.tabs = QTabWidget()
-        self._forms: dict[str, QFormLayout] = {}
         for key, setting in SETTINGS.items():
             if key in HIDDEN:
                 continue
             field = Field(setting, ctx.settings.get(key))
             field.edited.connect(self._on_edited)
             self.fields[key] = field
-            form = self._form(key.split(".", 1)[0])
-            form.addRow(label_for(key), self._with_help(field))
-            if key == "ollama.model":
-                form.addRow("", self._connection_row())
-            if key == WEIGHT_KEYS[-1]:
-                self.weight_sum = QLabel()
-                form.addRow("", self.weight_sum)
-        self._add_data_section()
-        if screen is not None:  # what screen capture can do on this desktop, first in its tab
-            self.screen_box = ScreenSupportBox(screen)
-            self._form("capture").insertRow(0, self.screen_box)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._scrolling(self._general_page()), GENERAL)
+        self.tabs.addTab(self._scrolling(self._advanced_page()), ADVANCED)
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #b3261e;")
         self.error_label.setWordWrap(True)
@@ -107,71 +122,161 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
+        self._host_timer = QTimer(self)
+        self._host_timer.setSingleShot(True)
+        self._host_timer.setInterval(HOST_RECHECK_MS)
+        self._host_timer.timeout.connect(self.test_connection)
         self._update_weight_sum()
         self._revalidate()
-        self.resize(700, 620)
 
     # --- layout -------------------------------------------------------------------------
 
-    def _form(self, prefix: str) -> QFormLayout:
-        title = dict(TABS).get(prefix, prefix.capitalize())
-        if title not in self._forms:
-            page = QWidget()
-            form = QFormLayout(page)
-            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-            scroll = QScrollArea()
-            scroll.setWidgetResizable(True)
-            scroll.setWidget(page)
-            self.tabs.addTab(scroll, title)
-            self._forms[title] = form
-        return self._forms[title]
+    @staticmethod
+    def _scrolling(page: QWidget) -> QScrollArea:
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(page)
+        return scroll
 
     @staticmethod
-    def _with_help(field: Field) -> QWidget:
+    def _form() -> FormGrid:
+        return FormGrid()
+
+    @staticmethod
+    def _heading(text: str, first: bool = False) -> QLabel:
+        label = QLabel(f"<b>{html.escape(text)}</b>")
+        label.setContentsMargins(0, 0 if first else 12, 0, 0)
+        return label
+
+    @staticmethod
+    def _help(text: str) -> QLabel:
+        return wrapping_label(text, MUTED + " font-size: 9pt;")
+
+    def _add(self, form: FormGrid, key: str) -> None:
+        field = self.fields[key]
+        self._row(form, "" if field.has_own_label else field.text.label, field.widget, field.help)
+
+    def _row(self, form: FormGrid, label: str, widget: QWidget, help_text: str = "") -> None:
+        """A form row: the editor (numbers and times stay narrow) with its help line under it."""
         box = QWidget()
         lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 4)
+        lay.setContentsMargins(0, 0, 0, 2)
         lay.setSpacing(1)
-        lay.addWidget(field.widget)
-        help_label = QLabel(field.setting.help)
-        help_label.setWordWrap(True)
-        help_label.setStyleSheet("color: #5f6368; font-size: 9pt;")
-        lay.addWidget(help_label)
-        return box
+        if isinstance(widget, QAbstractSpinBox):
+            widget.setFixedWidth(self.fontMetrics().horizontalAdvance("00000 messages") + 44)
+            line = QHBoxLayout()
+            line.setContentsMargins(0, 0, 0, 0)
+            line.addWidget(widget)
+            line.addStretch(1)
+            lay.addLayout(line)
+        else:
+            lay.addWidget(widget)
+        if help_text:
+            lay.addWidget(self._help(help_text))
+        form.add_row(label, box)
 
-    def _connection_row(self) -> QWidget:
-        row = QWidget()
-        lay = QHBoxLayout(row)
-        lay.setContentsMargins(0, 0, 0, 0)
-        self.test_button = QPushButton("Test connection")
-        self.test_button.clicked.connect(self.test_connection)
-        self.models = QComboBox()
-        self.models.setPlaceholderText("models on the host")
-        self.models.setEnabled(False)
-        self.models.activated.connect(self._on_model_picked)
-        self.connection_label = QLabel("")
-        self.connection_label.setWordWrap(True)
-        lay.addWidget(self.test_button)
-        lay.addWidget(self.models, 1)
-        outer = QWidget()
-        v = QVBoxLayout(outer)
-        v.setContentsMargins(0, 0, 0, 0)
-        v.addWidget(row)
-        v.addWidget(self.connection_label)
-        return outer
-
-    def _add_data_section(self) -> None:
-        form = self._form("app")
-        where = QLineEdit(str(self._ctx.data_dir))
-        where.setReadOnly(True)
-        form.addRow("Data location", where)
-        self.delete_button = QPushButton("Delete all captured data...")
+    def _general_page(self) -> QWidget:
+        page = QWidget()
+        v = QVBoxLayout(page)
+        form = self._form()
+        v.addLayout(form)
+        for key in GENERAL_KEYS:
+            if key in GENERAL_SECTIONS:
+                form.add_span(self._heading(GENERAL_SECTIONS[key], first=key == GENERAL_KEYS[0]))
+            if key == GENERAL_KEYS[0] and self._screen is not None:  # what works on this desktop
+                self.screen_box = ScreenSupportBox(self._screen)
+                form.add_row("", self.screen_box)
+            if key == "sleep.window_end":
+                continue
+            if key == "sleep.window_start":
+                self._row(form, "Between", self._window_row(), text_for(key).help)
+            elif key == "ollama.model":
+                self._row(form, text_for(key).label, self._model_row())
+                form.add_row("", self._connection_note())
+            else:
+                self._add(form, key)
+        self._row(form, "Data folder", self._data_row())
+        self.delete_button = QPushButton("Delete all captured data\u2026")
         self.delete_button.setStyleSheet("color: #b3261e;")
         self.delete_button.clicked.connect(self.confirm_delete)
         self.delete_label = QLabel("")
         self.delete_label.setWordWrap(True)
-        form.addRow("", self.delete_button)
-        form.addRow("", self.delete_label)
+        self.delete_label.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.delete_button, 0, Qt.AlignmentFlag.AlignLeft)
+        row.addWidget(self.delete_label, 1)
+        form.add_row("", row)
+        v.addStretch(1)
+        return page
+
+    def _window_row(self) -> QWidget:
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(self.fields["sleep.window_start"].widget)
+        h.addWidget(QLabel("and"))
+        h.addWidget(self.fields["sleep.window_end"].widget)
+        h.addStretch(1)
+        return row
+
+    def _model_row(self) -> QWidget:
+        widget = self.fields["ollama.model"].widget
+        assert isinstance(widget, NamedChoice)
+        self.models = widget
+        self.models.activated.connect(self._on_model_picked)
+        self.test_button = QPushButton("Check")
+        self.test_button.setToolTip("Ask the Ollama host which models it has")
+        self.test_button.clicked.connect(self.test_connection)
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(self.models, 1)
+        h.addWidget(self.test_button)
+        self.fields["ollama.host"].edited.connect(lambda _k: self._host_timer.start())
+        return row
+
+    def _connection_note(self) -> QLabel:
+        self.connection_label = wrapping_label("")
+        self.connection_label.setTextFormat(Qt.TextFormat.RichText)
+        self.connection_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return self.connection_label
+
+    def _data_row(self) -> QWidget:
+        where = QLineEdit(str(self._ctx.data_dir))
+        where.setReadOnly(True)
+        where.setToolTip("Chosen when the app starts (--data-dir); everything Persona keeps is in it.")
+        open_button = QPushButton("Open")
+        open_button.clicked.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self._ctx.data_dir)))
+        )
+        row = QWidget()
+        h = QHBoxLayout(row)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(where, 1)
+        h.addWidget(open_button)
+        return row
+
+    def _advanced_page(self) -> QWidget:
+        page = QWidget()
+        v = QVBoxLayout(page)
+        v.addWidget(self._help("These rarely need changing. OK stores your changes."))
+        form = self._form()
+        v.addLayout(form)
+        for section in ADVANCED_SECTIONS:
+            keys = [k for k in self.fields if k not in GENERAL_KEYS and text_for(k).section == section]
+            if not keys:
+                continue
+            form.add_span(self._heading(section))
+            for key in keys:
+                self._add(form, key)
+            if section == SCORE:
+                self.weight_sum = QLabel()
+                self.weight_sum.setStyleSheet(MUTED + " font-size: 9pt;")
+                form.add_row("", self.weight_sum)
+        v.addStretch(1)
+        return page
 
     # --- validation ---------------------------------------------------------------------
 
@@ -214,9 +319,15 @@ class SettingsDialog(QDialog):
 
     def _update_weight_sum(self) -> None:
         total = sum(float(self.fields[k].raw()) for k in WEIGHT_KEYS)
-        self.weight_sum.setText(f"The weights sum to {total:.3f} (each change rescales the others).")
+        self.weight_sum.setText(f"The weights add up to {total:.3f}; changing one rescales the others.")
 
     # --- actions ------------------------------------------------------------------------
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._checked_once:
+            self._checked_once = True
+            self.test_connection()  # fills the model list from the host
 
     def accept(self) -> None:
         if not self._revalidate():
@@ -250,70 +361,77 @@ class SettingsDialog(QDialog):
                 self._ctx.autostart(new_autostart)
             except (PersonaError, OSError) as exc:
                 QMessageBox.warning(self, "Start at login", f"Could not change start at login: {exc}")
+        self._host_timer.stop()
         self.saved.emit()
         super().accept()
 
+    def reject(self) -> None:
+        self._host_timer.stop()
+        super().reject()
+
     def test_connection(self) -> None:
-        host_field, model_field = self.fields["ollama.host"], self.fields["ollama.model"]
-        trial = self._ctx.settings.__class__(None, {"ollama.host": str(host_field.raw())})
+        """Ask the host (as typed, not yet saved) which models it has, in the background."""
+        self._host_timer.stop()
+        trial = self._ctx.settings.__class__(None, {"ollama.host": str(self.fields["ollama.host"].raw())})
         host = trial.ollama_host()
-        model = str(model_field.raw())
-        llm_for = self._ctx.llm_for
-
-        def probe() -> list[str]:
-            try:
-                return llm_for(host, model).list_models()
-            except PersonaError:
-                raise
-            except Exception as exc:  # any client failure is "unreachable" to the owner
-                raise LLMError(f"cannot reach {host}: {exc}") from None
-
-        self.test_button.setEnabled(False)
-        self.connection_label.setText(f"Connecting to {host}...")
-        self._ops.run(probe, lambda names: self._on_models(host, model, names), self._on_unreachable)
-
-    def _on_models(self, host: str, model: str, names: list[str]) -> None:
-        self.test_button.setEnabled(True)
-        self.models.clear()
-        self.models.addItems(names)
-        self.models.setEnabled(bool(names))
-        if not names:
-            self.connection_label.setText(
-                f"Connected to {host}, but it has no models: run `ollama pull {model}`."
-            )
+        model = str(self.fields["ollama.model"].raw())
+        if self._ctx.diagnoser is None:
+            self.connection_label.setText("This build cannot check the model host.")
             return
-        have = "is there" if model in names else f"is NOT there; pick one of the {len(names)} listed"
-        self.connection_label.setText(
-            f"Connected to {host}: {len(names)} model(s): {', '.join(names)}. The model {model!r} {have}."
+        diagnose = self._ctx.diagnoser()
+        self._check_seq += 1
+        seq = self._check_seq
+        self.test_button.setEnabled(False)
+        self.connection_label.setText(f"<span style='{MUTED}'>Asking {html.escape(host)}\u2026</span>")
+        self._ops.run(
+            lambda: diagnose(host, model),
+            lambda d: self._on_checked(seq, d),
+            lambda exc: self._on_check_failed(seq, exc),
         )
-        if model in names:
-            self.models.setCurrentText(model)
 
-    def _on_unreachable(self, exc: PersonaError) -> None:
+    def _on_checked(self, seq: int, d: Diagnosis) -> None:
+        if seq != self._check_seq:
+            return
         self.test_button.setEnabled(True)
-        self.connection_label.setText(f"Not reachable: {exc}")
+        if d.models:
+            self.models.set_choices(d.models)
+        if d.ready:
+            self.connection_label.setText(
+                f"<span style='color:#1e7e34'>\u2714 {html.escape(d.summary)}</span>"
+            )
+        else:
+            self.connection_label.setText(
+                f"<span style='color:#b3261e'>{html.escape(d.summary)}</span><br>{_commands(d.next_step)}"
+            )
+        self.checked.emit(d)
+
+    def _on_check_failed(self, seq: int, exc: PersonaError) -> None:
+        if seq == self._check_seq:
+            self.test_button.setEnabled(True)
+            self.connection_label.setText(f"<span style='color:#b3261e'>{html.escape(str(exc))}</span>")
 
     def _on_model_picked(self, _index: int) -> None:
-        self.fields["ollama.model"].set_value(self.models.currentText())
+        self._revalidate()
+        self.test_connection()
 
     def confirm_delete(self) -> None:
-        answer = QMessageBox.warning(
+        if confirm(
             self,
             "Delete all captured data",
-            "Delete every captured fragment (screen text, speech transcripts, imported chats),"
-            " their sources and any kept screen crops and speech clips?\n\n"
-            "Facts already in memory stay, but lose their link to these sources. Candidates"
-            " still waiting for review lose their evidence. The deletion is written to the"
-            " journal. This cannot be undone.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Yes:
+            "Delete everything Persona captured?",
+            "Every piece of screen text, speech transcript and imported chat goes, with the kept"
+            " screen pictures and recordings. What is remembered stays, but loses its link to"
+            " these sources, and proposals still waiting lose their evidence. The deletion is"
+            " written to the journal. This cannot be undone.",
+            "Delete",
+            destructive=True,
+        ):
             self.delete_captured()
 
     def delete_captured(self) -> None:
         self.delete_button.setEnabled(False)
-        self.delete_label.setText("Deleting...")
+        self.delete_label.setText("Deleting\u2026")
+        self.delete_label.show()
         self._ops.run(_delete_captured(self._ctx), self._on_deleted, self._on_delete_failed)
 
     def _on_deleted(self, counts: dict[str, int]) -> None:

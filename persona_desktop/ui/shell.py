@@ -9,15 +9,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from persona_desktop.domain.model import RunStatus
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import JournalCheck
 from persona_desktop.services import review_views
 from persona_desktop.services.journal_integrity import verify_journal
 from persona_desktop.services.markdown_export import ExportResult, export_if_enabled
+from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.services.reading_plan import Backlog, history_backlog
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
 from persona_desktop.ui.background import Ops
@@ -26,13 +28,14 @@ from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
 from persona_desktop.ui.global_hotkey import X11Hotkey
-from persona_desktop.ui.icons import TrayState
+from persona_desktop.ui.icons import TrayState, app_icon
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import ScreenAccess
 from persona_desktop.ui.search_window import AppShortcut, SearchWindow
 from persona_desktop.ui.settings_dialog import SettingsDialog
+from persona_desktop.ui.window_setup import bring_forward
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,10 @@ class Shell(QObject):
         self.settings_dialog: SettingsDialog | None = None
         self.first_run: FirstRunDialog | None = None
         self.screen_access: ScreenAccess | None = None  # screen capture's desktop side (app.py)
+        self.run_anyway_box: QMessageBox | None = None
+        self.help_window: QWidget | None = None
+        self.about_box: QWidget | None = None
+        self._anyway_queued = False
         self._build_actions()
         capture.changed.connect(self._on_state_inputs)
         capture.failed.connect(lambda msg: self.notify("Capture", msg))
@@ -68,10 +75,10 @@ class Shell(QObject):
         scheduler.progress.connect(self._on_progress)
         scheduler.finished.connect(self._on_cycle_finished)
         scheduler.failed.connect(self._on_cycle_failed)
-        scheduler.idle.connect(self._on_state_inputs)  # `finished` comes while the thread still ends
         self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
         self.search_shortcut.triggered.connect(self.open_search)
         self.global_hotkey: X11Hotkey | None = None
+        scheduler.idle.connect(self._on_scheduler_idle)  # `finished` comes while the thread still ends
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
@@ -92,14 +99,18 @@ class Shell(QObject):
         self.pause60_action = self._action("Pause for 1 hour", lambda: self.capture.pause(60))
         self.pause_hold_action = self._action("Pause until I resume", lambda: self.capture.pause(None))
         self.resume_action = self._action("Resume capture", self.capture.resume)
-        self.review_action = self._action("Review...", self.open_review)
+        self.state_action = QAction("", self)  # the state in words, first line of the menu
+        self.state_action.setEnabled(False)
+        self.review_action = self._action("Review\u2026", self.open_review)
         self.run_action = self._action("Run sleep cycle now", self.run_cycle_now)
         self.cancel_action = self._action("Cancel the running cycle", self.scheduler.cancel)
-        self.memory_action = self._action("Memory...", self.open_memory)
-        self.search_action = self._action("Search...", self.open_search)
+        self.memory_action = self._action("Memory\u2026", self.open_memory)
+        self.search_action = self._action("Search\u2026", self.open_search)
         self.search_action.setShortcut("Ctrl+Shift+F")
-        self.chat_action = self._action("Chat...", self.open_chat)
-        self.settings_action = self._action("Settings...", self.open_settings)
+        self.chat_action = self._action("Chat\u2026", self.open_chat)
+        self.settings_action = self._action("Settings\u2026", self.open_settings)
+        self.help_action = self._action("Help", self.open_help)
+        self.about_action = self._action("About Persona Desktop", self.open_about)
         self.quit_action = self._action("Quit", self.quit)
 
     def attach_screen_access(self, access: ScreenAccess) -> None:
@@ -112,6 +123,8 @@ class Shell(QObject):
         """The menu, top to bottom; None is a separator."""
         now = [self.screen_access.capture_now_action] if self.screen_access is not None else []
         return [
+            self.state_action,
+            None,
             self.screen_action,
             *now,
             self.speech_action,
@@ -129,6 +142,8 @@ class Shell(QObject):
             self.memory_action,
             self.settings_action,
             None,
+            self.help_action,
+            self.about_action,
             self.quit_action,
         ]
 
@@ -147,7 +162,8 @@ class Shell(QObject):
         self.pause60_action.setVisible(any_on and not paused)
         self.pause_hold_action.setVisible(any_on and not paused)
         self.resume_action.setVisible(paused)
-        self.review_action.setText(f"Review {self.pending} waiting..." if self.pending else "Review...")
+        self.review_action.setText(f"Review {self.pending} waiting\u2026" if self.pending else "Review\u2026")
+        self.state_action.setText(self.headline())
         running = self.scheduler.is_running()
         self.run_action.setEnabled(not running)
         self.cancel_action.setVisible(running)
@@ -183,9 +199,31 @@ class Shell(QObject):
             parts.append(f"WARNING: {self.journal_problem}")
         return "Persona Desktop: " + "; ".join(parts)
 
+    def headline(self) -> str:
+        """The state in a few words, for the first line of the menu:
+        "Capturing screen · 6 waiting · next cycle 02:00"."""
+        capture = self.capture.describe()
+        parts = [capture[:1].upper() + capture[1:]]
+        if self.pending:
+            parts.append(f"{self.pending} waiting")
+        if self.scheduler.is_running():
+            parts.append("sleep cycle running")
+        elif self.ctx.settings.get("sleep.enabled"):
+            start, _end = self.scheduler.window()
+            parts.append(f"next cycle {start:%H:%M}")
+        else:
+            parts.append("sleep cycle off")
+        return " \u00b7 ".join(parts)
+
     def _on_state_inputs(self) -> None:
         self._sync_actions()
         self.state_changed.emit()
+
+    def _on_scheduler_idle(self) -> None:
+        self._on_state_inputs()
+        if self._anyway_queued:
+            self._anyway_queued = False
+            self.run_cycle_now(skip_quiet=True)
 
     def refresh_counts(self) -> None:
         uow, clock, settings = self.ctx.uow, self.ctx.clock, self.ctx.settings
@@ -220,14 +258,39 @@ class Shell(QObject):
 
     # --- sleep cycle --------------------------------------------------------------------
 
-    def run_cycle_now(self) -> None:
+    def run_cycle_now(self, skip_quiet: bool = False) -> None:
         if not self.ctx.settings.get("sleep.enabled"):
             self.notify("Sleep cycle", "The sleep cycle is off. Turn it on in Settings first.")
             return
-        if self.scheduler.run_now():
+        if self.scheduler.run_now(skip_quiet):
             self._manual = True
+        elif skip_quiet:
+            self._anyway_queued = True  # the deferred run's thread is still ending: start once it is gone
         else:
             self.notify("Sleep cycle", "A cycle is already running.")
+
+    def _offer_run_anyway(self, outcome: RunOutcome) -> None:
+        """A run the owner asked for waited for the quiet time: offer to run it now."""
+        if self.run_anyway_box is not None:
+            self.run_anyway_box.close()
+        minutes = outcome.counters.get("owner_active_minutes_ago")
+        quiet = self.ctx.settings.get("sleep.quiet_minutes")
+        when = f"{minutes} min ago" if isinstance(minutes, int) else "recently"
+        box = QMessageBox(QMessageBox.Icon.Question, "Sleep cycle", f"You were active {when}.")
+        box.setWindowIcon(app_icon())
+        box.setInformativeText(
+            f"The sleep cycle normally waits until you have been away for {quiet} minutes, so that it"
+            " does not slow your computer down while you use it. Run it anyway?"
+        )
+        anyway = box.addButton("Run anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(anyway)
+        box.setStyleSheet("QLabel { min-width: 360px; }")
+        anyway.clicked.connect(lambda: self.run_cycle_now(skip_quiet=True))
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.destroyed.connect(lambda _o=None: setattr(self, "run_anyway_box", None))
+        self.run_anyway_box = box
+        box.open()
 
     def _on_progress(self, _event: Progress) -> None:
         self.state_changed.emit()
@@ -240,9 +303,29 @@ class Shell(QObject):
         if outcome.counters.get("applied"):
             self.export_memory()
         manual, self._manual = self._manual, False
+        if manual and outcome.status is RunStatus.DEFERRED:
+            self._offer_run_anyway(outcome)
+            return
+        if outcome.status is RunStatus.FAILED and self.ctx.diagnoser is not None:
+            self._notify_with_next_step(outcome.message)
+            return
         # a scheduled run retries each tick while deferred: only the owner's own click hears of it
         if manual or outcome.status.value not in ("deferred", "skipped"):
             self.notify("Persona Desktop", outcome.message)
+
+    def _notify_with_next_step(self, message: str) -> None:
+        """A failed run: say what is wrong with the model host, if that is it, and what to do."""
+        assert self.ctx.diagnoser is not None
+        diagnose, s = self.ctx.diagnoser(), self.ctx.settings
+        host, model = s.ollama_host(), str(s.get("ollama.model"))
+
+        def told(d: Diagnosis) -> None:
+            extra = "" if d.ready else f" {d.summary} Next step: {d.next_step.replace('`', '')}"
+            self.notify("Sleep cycle failed", message + extra)
+
+        self.ops.run(
+            lambda: diagnose(host, model), told, lambda _e: self.notify("Sleep cycle failed", message)
+        )
 
     def _on_cycle_failed(self, message: str) -> None:
         self._on_state_inputs()
@@ -336,6 +419,22 @@ class Shell(QObject):
         self.settings_dialog.activateWindow()
         return self.settings_dialog
 
+    def open_help(self) -> QWidget:
+        from persona_desktop.ui.about import HelpWindow
+
+        if self.help_window is None:
+            self.help_window = HelpWindow(self.ctx)
+        bring_forward(self.help_window)
+        return self.help_window
+
+    def open_about(self) -> QWidget:
+        from persona_desktop.ui.about import about_box
+
+        if self.about_box is None or not self.about_box.isVisible():
+            self.about_box = about_box(self.ctx)
+        bring_forward(self.about_box)
+        return self.about_box
+
     def open_first_run(self) -> FirstRunDialog:
         dialog = FirstRunDialog(self.ctx, self.capture)
         dialog.finished.connect(lambda _r: self._after_first_run(dialog))
@@ -398,7 +497,13 @@ class Shell(QObject):
             if window is not None:
                 window.shutdown()
                 window.close()
-        for dialog in (self.settings_dialog, self.first_run):
+        for dialog in (
+            self.settings_dialog,
+            self.first_run,
+            self.run_anyway_box,
+            self.help_window,
+            self.about_box,
+        ):
             if dialog is not None:
                 dialog.hide()
         if self.chat is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QMenu, QSystemTrayIcon
+from PySide6.QtWidgets import QLabel, QMenu, QSystemTrayIcon, QWidgetAction
 
 from persona_desktop.ui.icons import TrayState, state_icon
 from persona_desktop.ui.shell import Shell
@@ -15,9 +15,16 @@ class Tray(QObject):
         super().__init__()
         self.shell = shell
         self.menu = QMenu()
+        self.state_label = QLabel()
+        self.state_label.setContentsMargins(12, 6, 12, 6)
+        self.state_label.setStyleSheet("font-weight: bold;")
+        self.state_line = QWidgetAction(self.menu)  # readable, unlike a greyed-out menu item
+        self.state_line.setDefaultWidget(self.state_label)
         for action in shell.menu_actions():
             if action is None:
                 self.menu.addSeparator()
+            elif action is shell.state_action:
+                self.menu.addAction(self.state_line)
             else:
                 self.menu.addAction(action)
         self.icon = QSystemTrayIcon(self)
@@ -43,6 +50,8 @@ class Tray(QObject):
         self.icon.setIcon(self._icons[key])
         self.shown_state = state
         self.icon.setToolTip(self.shell.describe())
+        self.state_label.setText(self.shell.state_action.text())
+        self.state_line.setText(self.shell.state_action.text())
 
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (QSystemTrayIcon.ActivationReason.Trigger, QSystemTrayIcon.ActivationReason.DoubleClick):

@@ -8,7 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from persona_desktop.services.recall import RecalledFact
-from persona_desktop.ui.search_window import clear_layout
+from persona_desktop.ui.layouts import clear_layout
 
 _REASON = {"words": "matched your words", "meaning": "close in meaning", "both": "matched words and meaning"}
 
