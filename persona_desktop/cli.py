@@ -656,12 +656,14 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 
 def _approved_as(rt: Any, cid: int, result_id: int) -> str:
+    from persona_desktop.domain.proposals import Forget, NewSkill, SkillPatch
+
     with rt.uow.read() as uow:
         cand = uow.candidates.get(cid)
-    payload = cand.payload if cand is not None else {}
-    if payload.get("kind") == "skill":
-        return f": skill {payload.get('name')} written"
-    if payload.get("action") == "forget":
+    proposal = cand.proposal if cand is not None else None
+    if isinstance(proposal, NewSkill | SkillPatch):
+        return f": skill {proposal.name} written"
+    if isinstance(proposal, Forget):
         return f": fact {result_id} forgotten"
     return f" as fact {result_id}"
 

@@ -29,6 +29,7 @@ from persona_desktop.domain.model import (
     SourceInfo,
     Subject,
 )
+from persona_desktop.domain.proposals import Proposal
 from persona_desktop.domain.search_query import SearchQuery
 
 if TYPE_CHECKING:  # numpy is heavy and only the speech adapter needs it at run time
@@ -141,7 +142,7 @@ class CandidateRepository(Protocol):
         category: str | None,
         origin: str,
         run_id: int | None,
-        payload: dict[str, Any],
+        proposal: Proposal,
         supersedes_fact_id: int | None,
         created_at: datetime,
     ) -> int: ...
@@ -152,7 +153,7 @@ class CandidateRepository(Protocol):
     def unscored(self) -> list[Candidate]: ...
     def mark_unscored(self, candidate_id: int) -> None: ...
     def note_rejected_refs(self, candidate_id: int, count: int) -> None: ...
-    def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None: ...
+    def set_proposal(self, candidate_id: int, proposal: Proposal) -> None: ...
 
     def set_scored(
         self,
