@@ -24,7 +24,10 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _emit_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    """Strict JSON only: a NaN or an infinity (from an old store, say) is written as null."""
+    from persona_desktop.domain.finite import json_safe
+
+    json.dump(json_safe(value), sys.stdout, ensure_ascii=False, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -438,6 +441,7 @@ def candidate_json(view: Any) -> dict[str, Any]:
         "id": c.id,
         "statement": c.statement,
         "subject": c.subject.value,
+        "kind": c.proposal.kind.value,
         "status": c.status.value,
         "score": c.score,
         "signals": c.signals,
