@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
+    Author,
     Candidate,
     CandidateStatus,
     Fact,
@@ -118,6 +119,10 @@ class FragmentRepository(Protocol):
     def around(self, fragment: Fragment, before: int, after: int) -> list[Fragment]: ...
     def last_owner_chat_at(self, until: datetime | None = None) -> datetime | None:
         """The newest owner chat message's time, ignoring any after `until`."""
+        ...
+
+    def latest_by_author(self, author: Author) -> list[tuple[int, datetime]]:
+        """Sources holding a fragment by `author`, with their newest one's time, newest first."""
         ...
 
     def of_source(self, source_id: int) -> list[Fragment]: ...
