@@ -38,6 +38,7 @@ from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
+from persona_desktop.ui.own_windows import NOTIFICATION_SECONDS, OwnWindowTracker
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
 from persona_desktop.ui.shell import Shell
@@ -170,11 +171,11 @@ class LazyLoop:
         return True
 
 
-def _screen_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
+def _screen_loop(rt: Runtime, messages: CaptureMessages, own: OwnWindowTracker | None) -> LazyLoop:
     def build() -> Any:
         from persona_desktop.capture.screen_setup import build_screen_loop
 
-        return build_screen_loop(rt, on_event=messages.on_screen_event)
+        return build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
 
     return LazyLoop(build, lambda loop: loop.stop(timeout=5.0))
 
@@ -242,12 +243,13 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
 
 
 def wire_capture(
-    capture: CaptureController, rt: Runtime, ctx: UiContext
+    capture: CaptureController, rt: Runtime, ctx: UiContext, own: OwnWindowTracker | None = None
 ) -> tuple[CaptureMessages, ScreenAccess]:
     """Attach the screen and speech loops; they start when (and if) the owner switches them on.
-    On Wayland the screen loop waits for the desktop's yes, asked from a focused window."""
+    On Wayland the screen loop waits for the desktop's yes, asked from a focused window.
+    `own`: the app's own windows, which the screen loop never reads."""
     messages = CaptureMessages(capture)
-    screen = _screen_loop(rt, messages)
+    screen = _screen_loop(rt, messages, own)
     access = ScreenAccess(ctx, capture, _screen_hooks(rt, screen), parent=capture)
     messages.screen_mode.connect(access.on_mode)
     messages.screen_refused.connect(access.on_refused)
@@ -261,7 +263,11 @@ def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
     capture = CaptureController(ctx.settings, ctx.clock, ctx.save_settings)
     shell = Shell(ctx, capture, SleepScheduler(ctx))
     if rt is not None:
-        messages, access = wire_capture(capture, rt, ctx)
+        app = QApplication.instance()
+        own = OwnWindowTracker(app, parent=shell) if isinstance(app, QApplication) else None
+        if own is not None:  # what the app tells in a notification never comes back as screen text
+            shell.notified.connect(lambda _title, _message: own.notification_shown(NOTIFICATION_SECONDS))
+        messages, access = wire_capture(capture, rt, ctx, own)
         shell.attach_screen_access(access)
         messages.message.connect(lambda msg: shell.notify("Persona Desktop", msg))
         # the switch goes off with the loop, so the menu never shows a capture that is not running

@@ -27,7 +27,7 @@ from typing import Any
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
-from persona_desktop.capture.screen_privacy import PauseState
+from persona_desktop.capture.screen_privacy import PauseState, own_boxes
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
@@ -75,6 +75,11 @@ def _window_list(windows: WindowInfo) -> list[WindowDesc] | None:
 def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
     w = next((w for w in windows if w.active), None)
     return None if w is None else (w.app, w.title, w.wid)
+
+
+def _settled(windows: list[WindowDesc]) -> tuple[object, ...]:
+    """What must not change during a grab: the active window and where the app's own windows are."""
+    return (_active(windows), own_boxes(windows))
 
 
 class ScreenCaptureLoop:
@@ -259,8 +264,8 @@ class ScreenCaptureLoop:
             after = self._windows_or_skip(windows)
             if after is None:
                 return []
-            if _active(after) != _active(window_list):
-                # the focus moved while grabbing: the exclusions checked may not fit the pixels
+            if _settled(after) != _settled(window_list):
+                # the focus or the app's own windows moved while grabbing: the masks may not fit
                 results.append(CaptureResult(monitor.index, "unsettled"))
                 window_list = after
                 continue

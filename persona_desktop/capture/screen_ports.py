@@ -50,13 +50,18 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class WindowDesc:
-    """A top-level window, in virtual-screen coordinates."""
+    """A top-level window, in virtual-screen coordinates.
+
+    `pid`: the process that owns it, where the window source can tell (X11's
+    `_NET_WM_PID`); the app's own windows are never read (`screen_privacy`).
+    """
 
     title: str
     app: str
     box: Box
     active: bool = False
     wid: int = 0
+    pid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +139,21 @@ class DesktopWindowInfo(WindowInfo, Protocol):
 
     def layout(self) -> Box | None:
         """The bounding box of every output (logical pixels), or None when unknown."""
+        ...
+
+
+class OwnWindows(Protocol):
+    """The app's own visible windows, as the ui knows them (menus and tooltips included).
+
+    Called on the capture thread: implementations answer from a thread-safe snapshot.
+    """
+
+    def boxes(self) -> list[Box]:
+        """Each visible top-level window of the app, in virtual-screen pixels."""
+        ...
+
+    def notification_showing(self) -> bool:
+        """True while a notification of the app's may be on screen (drawn by another process)."""
         ...
 
 
