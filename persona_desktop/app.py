@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +27,7 @@ from PySide6.QtCore import (
     SignalInstance,
     qInstallMessageHandler,
 )
+from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
@@ -317,7 +319,21 @@ def _application(argv: list[str]) -> QApplication:
     # Wayland: windows carry the .desktop file's id, so the desktop knows them as Persona Desktop's
     app.setDesktopFileName("persona-desktop")
     app.setQuitOnLastWindowClosed(False)
+    app.setWindowIcon(app_icon())
     return app
+
+
+def app_icon() -> QIcon:
+    """The app's icon (package data); a null icon if this installation lacks it."""
+    try:
+        data = (
+            resources.files("persona_desktop") / "resources" / "icons" / "persona-desktop.svg"
+        ).read_bytes()
+    except OSError:
+        return QIcon()
+    pixmap = QPixmap()
+    pixmap.loadFromData(data, "SVG")
+    return QIcon(pixmap)
 
 
 def _python_signals(app: QApplication) -> QTimer:
