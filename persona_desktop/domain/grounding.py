@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 # --- words ----------------------------------------------------------------------------
 
@@ -36,6 +37,10 @@ _TOKEN = re.compile(
     re.UNICODE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+# a period after these is no sentence end: "Dr. Silva", "J. Smith", "e.g. this"
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:dr|mr|mrs|ms|prof|st|sr|jr|mt|vs|etc|e\.g|i\.e|approx|no|nr|ca)|\b[a-z])\.$", re.IGNORECASE
+)
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|‘[^’\n]{3,}’")
 
 NEGATIONS = frozenset(
@@ -145,28 +150,36 @@ def _fold(text: str) -> str:
 
 
 def _stem(word: str) -> str:
-    """A light English stemmer: the same key for live/lives/lived/living, city/cities.
+    """A light English stemmer: the same key for live/lives/lived/living, city/cities, use/uses.
 
     Not a full stemmer on purpose: it only removes inflections, so that two different
     words rarely meet; a final "e" is dropped after the rest so that "live" and
     "living" meet at "liv".
     """
     w = word
-    if (len(w) > 4 and w.endswith("ies")) or (len(w) > 4 and w.endswith("ied")):
+    if len(w) > 4 and w.endswith(("ies", "ied")):
         w = w[:-3] + "y"
     elif len(w) > 5 and w.endswith("ing"):
-        w = w[:-3]
-        w = _undouble(w)
+        w = _undouble(w[:-3])
     elif len(w) > 4 and w.endswith("ed"):
-        w = w[:-2]
-        w = _undouble(w)
-    elif len(w) > 3 and w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh", "o")):
+        w = _undouble(w[:-2])
+    elif len(w) > 3 and w.endswith("es") and w[:-2].endswith(("ss", "x", "z", "ch", "sh", "o")):
         w = w[:-2]
     elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is", "ous")):
         w = w[:-1]
-    if len(w) > 3 and w.endswith("e"):
+    for suffix, root in _DERIVATIONS:  # allergic/allergy, prefer/preference, intolerant/intolerance
+        if w.endswith(suffix) and len(w) - len(suffix) + len(root) >= 4:
+            w = w[: -len(suffix)] + root
+            break
+    if len(w) > 2 and w.endswith("e"):
         w = w[:-1]
     return w
+
+
+_DERIVATIONS = (
+    ("ical", ""), ("ence", ""), ("ance", ""), ("ency", ""), ("ancy", ""), ("ent", ""), ("ant", ""),
+    ("ic", ""), ("gy", "g"),
+)  # fmt: skip
 
 
 def _undouble(w: str) -> str:
@@ -285,7 +298,7 @@ def _relation(word: Word | None) -> str | None:
 
 
 _CLAUSE_BREAK = re.compile(
-    r"[,;:()\u2014\u2013]|\s-\s|\b(?:but|so|and|because|although|though|while|whereas|or)\b",
+    r"[,;:](?=\s|$)|[()\u2014\u2013]|\s-\s|\b(?:but|so|and|because|although|though|while|whereas|or)\b",
     re.IGNORECASE,
 )
 _CONDITIONALS = frozenset({"if", "unless", "whether"})  # they hedge the whole sentence
@@ -374,8 +387,21 @@ def read_sentence(text: str) -> Sentence:
     )
 
 
-def sentences(text: str) -> list[Sentence]:
-    return [read_sentence(part) for part in _SENTENCE_END.split(text) if part.strip()]
+@lru_cache(maxsize=4096)  # the same fragment is evidence for many candidates of a run
+def sentences(text: str) -> tuple[Sentence, ...]:
+    parts: list[str] = []
+    start, joined = 0, False
+    for m in [*_SENTENCE_END.finditer(text), None]:
+        piece = text[start : m.start() if m is not None else len(text)]
+        if joined:
+            parts[-1] = f"{parts[-1]} {piece}"  # "Dr." did not end the sentence
+        else:
+            parts.append(piece)
+        if m is None:
+            break
+        joined = "\n" not in m.group(0) and bool(_ABBREVIATION.search(parts[-1]))
+        start = m.end()
+    return tuple(read_sentence(part) for part in parts if part.strip())
 
 
 # --- grounding ------------------------------------------------------------------------
