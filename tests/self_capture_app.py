@@ -15,7 +15,6 @@ import dataclasses
 import json
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -31,50 +30,19 @@ from persona_desktop.capture.screen_ports import WindowDesc, WindowInfo
 from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
 from persona_desktop.capture.screen_setup import build_pipeline
 from persona_desktop.capture.screen_window_x11 import X11WindowInfo
-from persona_desktop.domain.model import (
-    Author,
-    CandidateStatus,
-    Kind,
-    NewFragment,
-    SourceInfo,
-    Subject,
-    Trust,
-)
-from persona_desktop.domain.proposals import NewFact
+from persona_desktop.domain.model import Kind
 from persona_desktop.domain.text import statement_key
-from persona_desktop.services.ingest import ingest
 from persona_desktop.ui.own_windows import OwnWindowTracker
+from tests.ui_support import seed_memory
 
 PASSES_AFTER_SHOWN = 4  # capture passes to wait once every window (ours and the control) is up
 
 
 def seed(rt: Runtime, statement: str) -> None:
-    at = datetime.now(UTC) - timedelta(hours=1)
-    frag = NewFragment(
-        "chat:saved:1", Kind.CHAT, Author.OWNER, Trust.TRUSTED, "a message", at, {}, "chat:saved"
-    )
-    ingest(rt.uow, [(SourceInfo("chat:saved", Kind.CHAT, "Saved"), [frag])], at)
+    """One waiting candidate, with its evidence, that says `statement`."""
+    [cid] = seed_memory(rt, pending=1, applied=0, observations=0).pending
     with rt.uow() as uow:
-        cid = uow.candidates.add(
-            statement=statement,
-            subject=Subject.OWNER,
-            key=statement_key(statement),
-            category=None,
-            origin="sleep",
-            run_id=None,
-            proposal=NewFact(),
-            supersedes_fact_id=None,
-            created_at=at,
-        )
-        uow.candidates.set_scored(
-            cid,
-            status=CandidateStatus.PENDING,
-            score=0.5,
-            signals={},
-            reason=statement,
-            supersedes_fact_id=None,
-        )
-        uow.candidates.add_evidence(cid, [uow.fragments.by_refs(["chat:saved:1"])["chat:saved:1"].id], None)
+        uow.candidates.set_statement(cid, statement, statement_key(statement))
         uow.commit()
 
 

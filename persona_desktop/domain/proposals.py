@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
 from persona_desktop.domain.text import statement_key
 
@@ -58,10 +58,7 @@ class Via:
 @dataclass(frozen=True, slots=True)
 class NewFact:
     via: Via = Via()
-
-    @property
-    def kind(self) -> ProposalKind:
-        return ProposalKind.FACT
+    kind: ClassVar[ProposalKind] = ProposalKind.FACT
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +67,7 @@ class FactUpdate:
 
     fact_id: int
     via: Via = Via()
-
-    @property
-    def kind(self) -> ProposalKind:
-        return ProposalKind.FACT_UPDATE
+    kind: ClassVar[ProposalKind] = ProposalKind.FACT_UPDATE
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +75,7 @@ class Forget:
     fact_id: int
     reason: str
     via: Via = Via()
-
-    @property
-    def kind(self) -> ProposalKind:
-        return ProposalKind.FORGET
+    kind: ClassVar[ProposalKind] = ProposalKind.FORGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +83,7 @@ class NewSkill:
     name: str
     content: str
     via: Via = Via()
-
-    @property
-    def kind(self) -> ProposalKind:
-        return ProposalKind.SKILL
+    kind: ClassVar[ProposalKind] = ProposalKind.SKILL
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +92,7 @@ class SkillPatch:
     old: str
     new: str
     via: Via = Via()
-
-    @property
-    def kind(self) -> ProposalKind:
-        return ProposalKind.SKILL_PATCH
+    kind: ClassVar[ProposalKind] = ProposalKind.SKILL_PATCH
 
 
 Proposal = NewFact | FactUpdate | Forget | NewSkill | SkillPatch
@@ -176,7 +161,7 @@ def from_payload(payload: Mapping[str, JsonValue] | None) -> Proposal:
         via = _via(data.get("via"))
         tag = data.get("proposal")
     else:  # the untyped shapes: sleep {"confidence", "updates_fact", "raw"}, review {"action", ...}
-        via = _legacy_via(data)
+        via = _via(data)
         tag = _legacy_tag(data)
     fact_id = _int(data.get("fact_id"))
     if fact_id is None and "proposal" not in data:
@@ -203,20 +188,8 @@ def _legacy_tag(data: Mapping[str, JsonValue]) -> ProposalKind:
     return ProposalKind.FACT
 
 
-def _legacy_via(data: Mapping[str, JsonValue]) -> Via:
-    raw = data.get("raw")
-    refs = data.get("cited_refs")
-    return Via(
-        conversation=_opt_str(data.get("conversation")),
-        tool=_opt_str(data.get("tool")),
-        cited_refs=tuple(str(r) for r in refs) if isinstance(refs, list) else (),
-        cited_owner=data.get("evidence") != "snapshot",
-        confidence=_confidence(data.get("confidence")),
-        raw=raw if isinstance(raw, dict) else {},
-    )
-
-
 def _via(raw: JsonValue) -> Via:
+    """`via` as stored; before typing, the same fields sat at the top of the payload."""
     data = raw if isinstance(raw, Mapping) else {}
     refs = data.get("cited_refs")
     model = data.get("raw")
@@ -225,7 +198,7 @@ def _via(raw: JsonValue) -> Via:
         conversation=_opt_str(data.get("conversation")),
         tool=_opt_str(data.get("tool")),
         cited_refs=tuple(str(r) for r in refs) if isinstance(refs, list) else (),
-        cited_owner=data.get("cited_owner") is not False,
+        cited_owner=data.get("cited_owner") is not False and data.get("evidence") != "snapshot",
         confidence=_confidence(data.get("confidence")),
         raw=model if isinstance(model, dict) else {},
     )
