@@ -85,7 +85,7 @@ def test_injection_in_another_person_s_message_of_an_imported_conversation(
     assert out["applied"] == 0 and out["source_id"] == source
     cand = _candidates(ready)["The owner's name is Mallory"]
     assert cand["status"] == "pending" and cand["refs"] == ["chat:gpt:1", "chat:gpt:2"]
-    assert "'Mallory' appears only in Alice's message" in cand["reason"]
+    assert "'name' and 'Mallory' appear only in Alice's message" in cand["reason"]
     # what the reviewing model saw: Alice's words marked as someone else's, never as the owner's
     listing = ollama_server.chat_bodies()[-2]["messages"]
     assert {"role": "user", "content": f"(written by someone else) {INJECTION}"} in listing

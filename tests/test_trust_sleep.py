@@ -64,9 +64,9 @@ def test_injection_in_another_person_s_message_with_the_owner_s_short_reply(
     mallory = _candidates(ready)["The owner's name is Mallory"]
     assert mallory["status"] == "pending"
     assert mallory["refs"] == ["chat:alice:1", "chat:alice:2"]
-    assert "'Mallory' appears only in Alice's message" in mallory["reason"]
+    assert "'name' and 'Mallory' appear only in Alice's message" in mallory["reason"]
     plain = ready("candidates")
-    assert "why pending: " in plain.out and "'Mallory' appears only in Alice's message" in plain.out
+    assert "why pending: " in plain.out and "'name' and 'Mallory' appear only in Alice's message" in plain.out
     journal = strict_json(ready("journal", "--json").out)
     [decided] = [e for e in journal if e["action"] == "candidate.pending"]
     assert decided["data"]["grounding"]["grounded"] is False

@@ -521,31 +521,26 @@ def _mismatch(sent: Sentence, claim: _Claim) -> str | None:
 
 
 def _where(missing: Sequence[Word], owner: Sequence[tuple[str, Sentence]], said: Sequence[Said]) -> str:
-    """For the first missing terms: where they do appear, or that they appear nowhere."""
-    parts: list[str] = []
-    nowhere: list[Word] = []
-    for w in missing[:3]:
+    """For the missing terms: where they do appear, or that they appear nowhere, grouped by place."""
+    places: dict[str, list[Word]] = {}
+    for w in missing[:4]:
         if any(w.key in s.keys and s.question for _, s in owner):
-            parts.append(f"'{w.surface}' appears only in your question")
-            continue
-        if any(w.key in s.quoted_keys for _, s in owner):
-            parts.append(f"'{w.surface}' appears only in a quotation in your message")
-            continue
-        speakers = list(
-            dict.fromkeys(
-                s.speaker
-                for s in said
-                if not s.owner_trusted and any(w.key in x.keys | x.quoted_keys for x in sentences(s.text))
-            )
-        )
-        if speakers:
-            parts.append(f"'{w.surface}' appears only in {_join(speakers)}")
+            place = "only in your question"
+        elif any(w.key in s.quoted_keys for _, s in owner):
+            place = "only in a quotation in your message"
         else:
-            nowhere.append(w)
-    if nowhere:
-        verb = _plural(nowhere, "appears", "appear")
-        parts.append(f"{_quote(nowhere)} {verb} in none of your messages")
-    return "; ".join(parts)
+            speakers = list(
+                dict.fromkeys(
+                    s.speaker
+                    for s in said
+                    if not s.owner_trusted and any(w.key in x.keys | x.quoted_keys for x in sentences(s.text))
+                )
+            )
+            place = f"only in {_join(speakers)}" if speakers else "in none of your messages"
+        places.setdefault(place, []).append(w)
+    return "; ".join(
+        f"{_quote(words)} {_plural(words, 'appears', 'appear')} {place}" for place, words in places.items()
+    )
 
 
 def _join(items: Sequence[str]) -> str:
