@@ -177,9 +177,17 @@ def _screen_loop(rt: Runtime, messages: CaptureMessages, own: OwnWindowTracker |
     def build() -> Any:
         from persona_desktop.capture.screen_setup import build_screen_loop
 
-        return build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
+        loop = build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
+        if own is not None:
+            own.watch()  # before the loop starts grabbing
+        return loop
 
-    return LazyLoop(build, lambda loop: loop.stop(timeout=5.0))
+    def close(loop: Any) -> None:
+        loop.stop(timeout=5.0)
+        if own is not None:
+            own.unwatch()
+
+    return LazyLoop(build, close)
 
 
 def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:

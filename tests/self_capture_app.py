@@ -80,6 +80,7 @@ def main() -> int:
         loop = shell.capture._loops["screen"]
     else:
         own = OwnWindowTracker(app)
+        own.watch()
         rules = ExclusionRules.of([], [], own_pid=-1 if mode == "unprotected" else None)
 
         def windows() -> WindowInfo:

@@ -38,6 +38,7 @@ class CountingOcr:
 def test_the_tracker_follows_windows_and_menus(qapp: QApplication, qtbot: QtBot) -> None:
     ticks = [100.0]
     tracker = OwnWindowTracker(qapp, monotonic=lambda: ticks[0])
+    tracker.watch()
     try:
         window = QWidget()
         qtbot.addWidget(window)

@@ -68,8 +68,19 @@ class OwnWindowTracker(QObject):
         self._gone: dict[Box, float] = {}  # hidden a moment ago: still masked until then
         self._notice_until = 0.0
         self._monotonic = monotonic
-        app.installEventFilter(self)
+        self._watching = False
+
+    def watch(self) -> None:
+        """Follow the windows (while screen capture runs: the filter costs a few µs an event)."""
+        if not self._watching:
+            self._app.installEventFilter(self)
+            self._watching = True
         self.refresh()
+
+    def unwatch(self) -> None:
+        if self._watching:
+            self._app.removeEventFilter(self)
+            self._watching = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in _WATCHED and isinstance(watched, QWidget) and watched.isWindow():
@@ -103,4 +114,4 @@ class OwnWindowTracker(QObject):
             return self._monotonic() < self._notice_until
 
     def close(self) -> None:
-        self._app.removeEventFilter(self)
+        self.unwatch()
