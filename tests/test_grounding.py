@@ -107,6 +107,9 @@ def test_plain_owner_words_ground_the_model_s_restatement(statement: str, said: 
         ),
         ("Владелец живёт в Лиссабоне", _owner("I live in Lisbon"), "appear in none of your messages"),
         ("The owner is.", _owner("I am."), "names nothing that can be checked"),
+        # characters no word is made of carry claims too: they must be the owner's as well
+        ("The owner's name is 🅜🅐🅛🅛🅞🅡🅨", _owner("My name is Ann."), "'🅜🅐🅛🅛🅞🅡🅨' appears in none"),
+        ("The owner's name is Mal\u200blory", _owner("My name is Mallory."), "'U+200B'"),
     ],
 )
 def test_what_is_not_the_owner_s_own_words_is_not_grounded_and_says_why(

@@ -33,7 +33,11 @@ from functools import lru_cache
 # --- words ----------------------------------------------------------------------------
 
 _TOKEN = re.compile(
-    r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th)?|[^\W\d_]+(?:'[^\W\d_]+)*",
+    r"\d+(?:[.,:/]\d+)*(?:st|nd|rd|th)?"  # numbers, dates, times: 3rd, 8:15, 1,000, 12/05
+    r"|[^\W\d_]+(?:'[^\W\d_]+)*"  # words, with their clitics: don't, owner's
+    # anything else that is not space or punctuation (emoji, letter-like symbols, invisible
+    # format characters): a term of its own, so that no claim hides in characters no word has
+    r"|[^\w\s.,;:!?'\"“”‘’«»„()\[\]{}<>/\\|&%$€£¥+*#@=~^`\-–—…]+",
     re.UNICODE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
@@ -270,7 +274,7 @@ def is_key_term(word: Word) -> bool:
         return True  # the month
     if _is_marker(lemma) or lemma == "not":
         return False
-    return len(lemma) > 1 or lemma.isdigit()
+    return len(lemma) > 1 or not lemma.isalpha()  # "5" and "🍕" count, "a" does not
 
 
 def key_terms(statement: str) -> list[Word]:
@@ -430,8 +434,13 @@ class Grounding:
     ref: str | None = None  # the owner's fragment that grounds it
 
 
+def _shown(text: str) -> str:
+    """Invisible characters written out, so that a reason never hides what it speaks of."""
+    return "".join(c if c.isprintable() else f"U+{ord(c):04X}" for c in text)
+
+
 def _quote(words: Sequence[Word]) -> str:
-    names = [f"'{w.surface}'" for w in words]
+    names = [f"'{_shown(w.surface)}'" for w in words]
     if len(names) <= 1:
         return "".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
