@@ -98,8 +98,13 @@ def main() -> int:
         )
         loop.start()
 
+    def running() -> Any:
+        """The real loop behind the app's switch (a gate, then a lazy loop), or the one built here."""
+        inner = getattr(loop, "inner", loop)
+        return getattr(inner, "loop", inner)
+
     def status() -> Any:
-        inner = getattr(loop, "loop", loop)  # the app's LazyLoop holds the real one
+        inner = running()
         return inner.status() if inner is not None else None
 
     started = time.monotonic()
@@ -125,7 +130,7 @@ def main() -> int:
     timer.timeout.connect(tick)
     timer.start(100)
     code = app.exec()
-    inner = getattr(loop, "loop", loop)
+    inner = running()
     if inner is not None:
         inner.stop(5)
     with rt.uow.read() as uow:

@@ -27,7 +27,7 @@ from typing import Any
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
-from persona_desktop.capture.screen_privacy import PauseState, own_boxes
+from persona_desktop.capture.screen_privacy import SELF, PauseState, own_boxes
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
@@ -36,6 +36,7 @@ from persona_desktop.services.ingest import ingest
 log = logging.getLogger(__name__)
 
 MAINTENANCE_EVERY = timedelta(hours=1)
+SELF_RETRY_S = 1.0  # a capture asked for while the app's own notification shows: tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,7 +205,12 @@ class ScreenCaptureLoop:
                 force = self._force.is_set()
                 self._force.clear()
                 try:
-                    self.tick(grabber, windows, force=force)
+                    results = self.tick(grabber, windows, force=force)
+                    if force and results and all(r.reason == SELF for r in results):
+                        # the owner asked, while something of the app's own was on screen
+                        # (a notification): read the screen once it is gone
+                        self._force.set()
+                        self._stop.wait(SELF_RETRY_S)
                 except CaptureUnavailableError:
                     raise
                 except Exception as exc:  # a store or OCR hiccup: report it, try again next time

@@ -142,19 +142,26 @@ class DesktopWindowInfo(WindowInfo, Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class OwnScreen:
+    """What of the app's own is on screen now, as the ui knows it."""
+
+    boxes: tuple[Box, ...] = ()  # its windows, menus and tooltips, in virtual-screen pixels
+    placed: bool = True  # False: the app cannot tell where its windows are (Wayland)
+    windows: bool = False  # a window of the app's is visible
+    popups: bool = False  # a menu or a tooltip of the app's is visible
+    notification: bool = False  # a notification of the app's may be on screen (another process draws it)
+
+
 class OwnWindows(Protocol):
-    """The app's own visible windows, as the ui knows them (menus and tooltips included).
+    """The app's own windows. Called on the capture thread: answered from a thread-safe snapshot."""
 
-    Called on the capture thread: implementations answer from a thread-safe snapshot.
-    """
+    def screen(self) -> OwnScreen: ...
 
-    def boxes(self) -> list[Box]:
-        """Each visible top-level window of the app, in virtual-screen pixels."""
-        ...
 
-    def notification_showing(self) -> bool:
-        """True while a notification of the app's may be on screen (drawn by another process)."""
-        ...
+def as_pid(value: object) -> int | None:
+    """A process id from a window source's answer, or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31 else None
 
 
 class NoWindowInfo:

@@ -6,7 +6,9 @@ own windows, menus and tooltips, recognized by process, not by title: a window w
 (`OwnWindows`). While a notification of the app's may be on screen (drawn by the
 desktop's notification server, where the app cannot tell), no frame is read at all.
 So nothing the app shows (a proposed statement, an applied fact) comes back as
-captured text.
+captured text. On Wayland, where the app cannot place its own windows, the
+compositor's window list names them by process; what it cannot place, the frame
+is not read while it shows.
 """
 
 from __future__ import annotations
@@ -72,9 +74,10 @@ class WithOwnWindows:
     They come last (on top), owned by this process, so the exclusion rules black
     them out like any excluded window. The app's window that has the focus is
     masked, not reported active: the owner working in the review window does not
-    stop the capture of the other windows. While a notification of the app's may
-    show, one window covering every monitor is reported active: the whole frame is
-    dropped before any pixel is read.
+    stop the capture of the other windows. When something of the app's is on screen
+    at a place nobody can tell (a notification, drawn by the desktop; on Wayland a menu
+    or tooltip, or a window the compositor's list does not name by process), one window
+    covering every monitor is reported active: the whole frame is dropped unread.
     """
 
     def __init__(self, inner: WindowInfo, own: OwnWindows, pid: int | None = None) -> None:
@@ -84,11 +87,15 @@ class WithOwnWindows:
 
     def windows(self) -> list[WindowDesc]:
         listed = [replace(w, active=False) if w.pid == self._pid else w for w in self._inner.windows()]
-        if self._own.notification_showing():
-            cover = WindowDesc("notification", OWN_APP, _EVERYWHERE, active=True, pid=self._pid)
+        mine = self._own.screen()
+        named = any(w.pid == self._pid for w in listed)  # the window source knows ours by process
+        unplaced = not mine.placed and (mine.popups or (mine.windows and not named))
+        if mine.notification or unplaced:
+            cover = WindowDesc("persona-desktop", OWN_APP, _EVERYWHERE, active=True, pid=self._pid)
             return [replace(w, active=False) for w in listed] + [cover]
-        mine = [WindowDesc("", OWN_APP, box, pid=self._pid) for box in self._own.boxes()]
-        return listed + mine
+        if not mine.placed:
+            return listed
+        return listed + [WindowDesc("", OWN_APP, box, pid=self._pid) for box in mine.boxes]
 
     def close(self) -> None:
         self._inner.close()

@@ -6,6 +6,8 @@ thread, before the window system draws it, and keeps a snapshot of their frames 
 device pixels. The capture thread reads the snapshot under a lock (`OwnWindows`
 port). A notification is drawn by the desktop's notification server, somewhere the
 app cannot know: while one of the app's may be showing, the loop reads no frame.
+On Wayland a client does not know where its windows are: the snapshot says so
+(`placed` false) and tells whether a window, a menu or a tooltip is showing.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-Box = tuple[int, int, int, int]
+from persona_desktop.capture.screen_ports import Box, OwnScreen
 
 _WATCHED = frozenset(
     {
@@ -30,17 +32,20 @@ _WATCHED = frozenset(
         QEvent.Type.ScreenChangeInternal,
     }
 )
-NOTIFICATION_MARGIN_S = 5.0  # servers animate in and out, and some keep a message a little longer
+NOTIFICATION_MARGIN_S = 3.0  # servers animate in and out, and some keep a message a little longer
 NOTIFICATION_SECONDS = 10.0  # how long the tray asks the desktop to show a message (tray.py)
 LINGER_S = 1.0  # a window just hidden may still fade out on a compositing desktop
 
 
-def window_boxes(app: QApplication) -> list[Box]:
-    """Frames (title bar included) of the visible top-level widgets, in device pixels."""
+def _is_popup(widget: QWidget) -> bool:
+    kind = widget.windowType()
+    return kind in (Qt.WindowType.Popup, Qt.WindowType.ToolTip)
+
+
+def window_boxes(widgets: list[QWidget]) -> list[Box]:
+    """Frames (title bar included) of these top-level widgets, in device pixels."""
     out: list[Box] = []
-    for widget in app.topLevelWidgets():
-        if not widget.isVisible():
-            continue
+    for widget in widgets:
         frame = widget.frameGeometry()
         screen = widget.screen()
         ratio = screen.devicePixelRatio() if screen is not None else 1.0
@@ -66,7 +71,11 @@ class OwnWindowTracker(QObject):
         self._lock = threading.Lock()
         self._boxes: list[Box] = []
         self._gone: dict[Box, float] = {}  # hidden a moment ago: still masked until then
+        self._windows = self._popups = False
+        self._windows_gone = self._popups_gone = 0.0  # when the last one hid, plus LINGER_S
         self._notice_until = 0.0
+        # a Wayland client cannot know where the compositor put its windows
+        self._placed = not QApplication.platformName().startswith("wayland")
         self._monotonic = monotonic
         self._watching = False
 
@@ -88,13 +97,20 @@ class OwnWindowTracker(QObject):
         return False
 
     def refresh(self) -> None:
-        boxes = window_boxes(self._app)
+        shown = [w for w in self._app.topLevelWidgets() if w.isVisible()]
+        boxes = window_boxes(shown)
         now = self._monotonic()
         with self._lock:
             for box in self._boxes:
                 if box not in boxes:
                     self._gone[box] = now + LINGER_S
             self._boxes = boxes
+            popups, windows = any(_is_popup(w) for w in shown), any(not _is_popup(w) for w in shown)
+            if self._popups and not popups:
+                self._popups_gone = now + LINGER_S
+            if self._windows and not windows:
+                self._windows_gone = now + LINGER_S
+            self._popups, self._windows = popups, windows
 
     def notification_shown(self, seconds: float) -> None:
         """A notification went to the desktop: read no frame until it has surely gone."""
@@ -103,15 +119,17 @@ class OwnWindowTracker(QObject):
 
     # --- the OwnWindows port (any thread) ----------------------------------------------
 
-    def boxes(self) -> list[Box]:
+    def screen(self) -> OwnScreen:
         now = self._monotonic()
         with self._lock:
             self._gone = {box: until for box, until in self._gone.items() if until > now}
-            return list(dict.fromkeys([*self._boxes, *self._gone]))
-
-    def notification_showing(self) -> bool:
-        with self._lock:
-            return self._monotonic() < self._notice_until
+            return OwnScreen(
+                boxes=tuple(dict.fromkeys([*self._boxes, *self._gone])),
+                placed=self._placed,
+                windows=self._windows or now < self._windows_gone,
+                popups=self._popups or now < self._popups_gone,
+                notification=now < self._notice_until,
+            )
 
     def close(self) -> None:
         self.unwatch()
