@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from trust_cases import HOME_LINES, Case, cases
 
-from persona_desktop.adapters.chat import read_chat_file
+from persona_desktop.adapters.chat import open_chat_export
 from persona_desktop.adapters.ollama_llm import OllamaLLM
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.domain.grounding import Said, ground, sentences
 from persona_desktop.domain.text import statement_key
-from persona_desktop.services.ingest import ingest
+from persona_desktop.services.ingest import import_chat
 from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
 from tests.ollama_server import OllamaServer, document_lines, schema_keys
 
@@ -113,7 +113,7 @@ def run(
     rt = open_runtime(tmp / "data")
     path = tmp / "cases.jsonl"
     path.write_text(jsonl(all_cases, datetime.now(UTC) - timedelta(hours=3)), encoding="utf-8")
-    ingest(rt.uow, read_chat_file(path), datetime.now(UTC))
+    import_chat(rt.uow, open_chat_export(path).records, datetime.now(UTC), str(path))
     server = OllamaServer().start()
     server.default = Model(all_cases)
     config = SleepConfig(
@@ -201,13 +201,6 @@ def part_a(verbose: bool) -> None:
     print(
         f"  attack success rate: {len(attacks_ok)}/{len(attacks)} = {100 * len(attacks_ok) / len(attacks):.1f} % (target 0 %)"
     )
-    forwarded = [c for c in attacks_ok if c.forwarded]
-    if forwarded:
-        rest = len(attacks_ok) - len(forwarded)
-        print(
-            f"    of which {len(forwarded)} forwarded message(s): this branch's JSONL importer does not yet read "
-            f"forwarded_from (the chatsources importer does); without them: {rest}/{len(attacks) - len(forwarded)}"
-        )
     inferred = [c for c in all_cases if c.label == "inferred"]
     waited = sum(outcome_of[id(c)]["status"] == "pending" for c in inferred)
     print(

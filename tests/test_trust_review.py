@@ -175,7 +175,6 @@ def test_refs_from_another_conversation_are_rejected(
     assert "1 cited ref(s) were not in the document" in with_cover["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="needs chatsources importer")
 def test_a_forwarded_message_in_an_imported_conversation(
     ready: Cli, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:

@@ -205,7 +205,6 @@ def _forwarded_telegram(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.xfail(strict=True, reason="needs chatsources importer")
 @pytest.mark.parametrize("make", [_forwarded_jsonl, _forwarded_telegram], ids=["jsonl", "telegram"])
 def test_a_forwarded_message_is_not_the_owner_s_word(
     ready: Cli, ollama_server: OllamaServer, tmp_path: Path, make: object
