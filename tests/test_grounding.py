@@ -61,6 +61,11 @@ def test_plain_owner_words_ground_the_model_s_restatement(statement: str, said: 
         ),
         ("The owner is Mallory", _owner("who is Mallory?"), "'Mallory' appears only in your question"),
         (
+            "The owner is Mallory",
+            _owner("I'm Mallory's friend."),
+            "'Mallory' appears in your messages only as \"Mallory's\"",
+        ),
+        (
             "The owner lives in Lisbon",
             _owner('Bob wrote "I live in Lisbon" in the group'),
             "'lives' and 'Lisbon' appear only in a quotation in your message",

@@ -199,6 +199,7 @@ class Word:
     surface: str
     key: str
     lemma: str  # before stemming: the word class checks (function word, marker) read this
+    possessive: bool = False  # written "Mallory's"
 
 
 def words_of(text: str) -> list[Word]:
@@ -218,15 +219,16 @@ def words_of(text: str) -> list[Word]:
                 low = _CONTRACTION_BASE.get(low, low) if clitic == "n't" else low
                 extra.append(meaning)
                 break
-        if low.endswith("'s") or low.endswith("s'"):
-            low = low[:-2] if low.endswith("'s") else low[:-1]
+        possessive = low.endswith("'s")
+        if possessive:
+            low = low[:-2]
         low = low.strip("'")
         if not low:
             continue
         lemma = _IRREGULAR.get(low, low)
         lemma = _NUMBER_WORDS.get(lemma, lemma)
         key = lemma if lemma[0].isdigit() else _stem(lemma)
-        out.append(Word(surface, key, lemma))
+        out.append(Word(surface, key, lemma, possessive))
         out.extend(Word(surface, e, e) for e in extra)
     return _join_markers(out)
 
@@ -326,10 +328,16 @@ class Sentence:
     first_person: bool  # "I", "we", "my job": the owner speaks about themself
     relations: tuple[tuple[str, int], ...]  # "my sister" -> ("sister", position)
     quoted_keys: frozenset[str]  # keys found only inside quotations
+    possessive_only: frozenset[str]  # keys only ever written "X's": "I'm Mallory's friend"
 
     @property
     def keys(self) -> frozenset[str]:
         return frozenset(self.first_at)
+
+    def holds(self, term: Word) -> bool:
+        """The term is in the sentence, and not only as someone's ("Mallory's") where the
+        statement names it on its own ("The owner is Mallory")."""
+        return term.key in self.first_at and (term.possessive or term.key not in self.possessive_only)
 
     def marker(self, kind: frozenset[str], keys: Sequence[str]) -> str | None:
         """The first `kind` word in the clauses where `keys` first appear."""
@@ -388,6 +396,7 @@ def read_sentence(text: str) -> Sentence:
         first_person=first_person,
         relations=tuple(relations),
         quoted_keys=frozenset({w.key for w in words_of(inside)} - first_at.keys()),
+        possessive_only=frozenset(k for k in first_at if all(w.possessive for w in words if w.key == k)),
     )
 
 
@@ -471,7 +480,7 @@ def ground(statement: str, evidence: Iterable[Said], about_owner: bool = True) -
     # One sentence of the owner's with every term, said the same way: grounded.
     problems: list[str] = []
     for ref, sent in owner:
-        if sent.question or not all(w.key in sent.keys for w in terms):
+        if sent.question or not all(sent.holds(w) for w in terms):
             continue
         problem = _mismatch(sent, stmt)
         if problem is None:
@@ -482,7 +491,7 @@ def ground(statement: str, evidence: Iterable[Said], about_owner: bool = True) -
 
     # Otherwise say what is missing, and where it does appear.
     asserted = [sent for _, sent in owner if not sent.question]
-    missing = [w for w in terms if not any(w.key in s.keys for s in asserted)]
+    missing = [w for w in terms if not any(s.holds(w) for s in asserted)]
     if not missing:
         return Grounding(
             False,
@@ -535,6 +544,8 @@ def _where(missing: Sequence[Word], owner: Sequence[tuple[str, Sentence]], said:
     for w in missing[:4]:
         if any(w.key in s.keys and s.question for _, s in owner):
             place = "only in your question"
+        elif any(w.key in s.possessive_only for _, s in owner):
+            place = f'in your messages only as "{_shown(w.surface)}\'s"'
         elif any(w.key in s.quoted_keys for _, s in owner):
             place = "only in a quotation in your message"
         else:
