@@ -5,10 +5,12 @@ hide; a notification makes the loop read no frame at all for its time on screen.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from PIL import Image
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from pytestqt.qtbot import QtBot
@@ -20,28 +22,38 @@ from persona_desktop.capture.screen_ports import (
     Frame,
     Monitor,
     NoWindowInfo,
-    OcrLine,
     OwnScreen,
-    Pixels,
     WindowDesc,
 )
 from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.own_windows import OwnWindowTracker
+from tests.screen_support import CountingOcr, render_lines
 from tests.ui_support import ui_ctx
 
 __all__ = ["ui_ctx"]  # a fixture
 
 
-class CountingOcr:
-    """Tesseract is not the point here: what matters is whether any pixel reaches OCR."""
+MINE, OTHERS = "Approve the owner keeps a zebra", "Buy milk on the way home"
+HALF = 640
 
-    def __init__(self) -> None:
-        self.images: list[Pixels] = []
 
-    def read(self, image: Pixels) -> list[OcrLine]:
-        self.images.append(image)
-        return []
+def two_windows() -> Frame:
+    """A monitor: the app's window on the left half, another program's on the right."""
+    image = Image.new("RGB", (2 * HALF, 120), "white")
+    image.paste(render_lines([MINE], size=(HALF, 120)).image, (0, 0))
+    image.paste(render_lines([OTHERS], size=(HALF, 120)).image, (HALF, 0))
+    return Frame(Monitor(1, 0, 0, 2 * HALF, 120), np.asarray(image))
+
+
+OURS_BOX = (0, 0, HALF, 120)
+OTHER = WindowDesc("Notes", "gedit", (HALF, 0, 2 * HALF, 120), pid=77)
+
+
+def _read(listed: list[WindowDesc], ocr: CountingOcr, own_pid: int = 4242) -> tuple[str, list[str]]:
+    pipeline = ScreenPipeline(ocr, ExclusionRules.of([], [], own_pid=own_pid))
+    result = pipeline.process(two_windows(), listed, datetime.now(UTC), force=True)
+    return result.status, [f.text for f in result.fragments]
 
 
 def test_the_tracker_follows_windows_and_menus(qapp: QApplication, qtbot: QtBot) -> None:
@@ -84,44 +96,36 @@ def test_a_notification_of_the_app_s_drops_the_whole_frame(
     shell = build_shell(ui_ctx, runtime)
     try:
         [tracker] = shell.findChildren(OwnWindowTracker)
-        ocr = CountingOcr()
-        pipeline = ScreenPipeline(ocr, ExclusionRules.of([], []))
         windows = WithOwnWindows(NoWindowInfo(), tracker)
-        frame = Frame(Monitor(1, 0, 0, 64, 32), np.full((32, 64, 3), 200, dtype=np.uint8))
-        assert pipeline.process(frame, windows.windows(), datetime.now(UTC)).status == "ocr"
+        ocr = CountingOcr()
+        status, texts = _read(windows.windows(), ocr, own_pid=-1)
+        assert status == "ocr" and OTHERS in texts
         shell.notify("Persona Desktop", "Memory: 2 facts added, 1 waiting for your review")
         assert tracker.screen().notification
         listed = windows.windows()
         assert [w.active for w in listed] == [True]
-        result = pipeline.process(frame, listed, datetime.now(UTC), force=True)
-        assert (result.status, result.reason) == ("excluded", "self")
-        assert len(ocr.images) == 1  # nothing more was read
+        read_before = len(ocr.shapes)
+        assert _read(listed, ocr, own_pid=os.getpid()) == ("excluded", [])
+        assert len(ocr.shapes) == read_before  # not a pixel was read
     finally:
         assert shell.shutdown()
 
 
 def test_the_app_s_focused_window_is_masked_not_a_reason_to_drop_the_frame() -> None:
-    me = WindowDesc("Persona Desktop — Review", "persona-desktop", (0, 0, 32, 32), active=True, pid=4242)
-    other = WindowDesc("Notes", "gedit", (32, 0, 64, 32), pid=77)
+    me = WindowDesc("Persona Desktop — Review", "persona-desktop", OURS_BOX, active=True, pid=4242)
 
     class Listed(NoWindowInfo):
         def windows(self) -> list[WindowDesc]:
-            return [other, me]
+            return [OTHER, me]
 
     class Nothing:
         def screen(self) -> OwnScreen:
             return OwnScreen()
 
-    ocr = CountingOcr()
-    pipeline = ScreenPipeline(ocr, ExclusionRules.of([], [], own_pid=4242))
-    pixels = np.full((32, 64, 3), 255, dtype=np.uint8)
-    frame = Frame(Monitor(1, 0, 0, 64, 32), pixels)
     # without the wrapper, the app's focused window drops the frame (like an excluded app's)
-    assert pipeline.process(frame, Listed().windows(), datetime.now(UTC)).status == "excluded"
-    listed = WithOwnWindows(Listed(), Nothing(), pid=4242).windows()
-    assert pipeline.process(frame, listed, datetime.now(UTC), force=True).status == "ocr"
-    [read] = ocr.images
-    assert int(read[:, :32].max()) == 0 and int(read[:, 32:].min()) > 0  # ours black, the other's kept
+    assert _read(Listed().windows(), CountingOcr()) == ("excluded", [])
+    status, texts = _read(WithOwnWindows(Listed(), Nothing(), pid=4242).windows(), CountingOcr())
+    assert status == "ocr" and texts == [OTHERS]  # ours blacked out, the other's read
 
 
 @pytest.mark.parametrize(
@@ -136,22 +140,17 @@ def test_the_app_s_focused_window_is_masked_not_a_reason_to_drop_the_frame() -> 
 )
 def test_on_wayland_what_nobody_can_place_is_not_read(mine: OwnScreen, named: bool, dropped: bool) -> None:
     """A Wayland client cannot know where its windows are (what cannot run here: the snapshot)."""
-    ours = WindowDesc("Review", "persona-desktop", (0, 0, 32, 32), active=True, pid=4242 if named else None)
-    other = WindowDesc("Notes", "gedit", (32, 0, 64, 32), pid=77)
+    ours = WindowDesc("Review", "persona-desktop", OURS_BOX, active=True, pid=4242 if named else None)
 
     class Compositor(NoWindowInfo):
         def windows(self) -> list[WindowDesc]:
-            return [other, ours]
+            return [OTHER, ours]
 
     class Snapshot:
         def screen(self) -> OwnScreen:
             return mine
 
-    ocr = CountingOcr()
-    pipeline = ScreenPipeline(ocr, ExclusionRules.of([], [], own_pid=4242))
-    frame = Frame(Monitor(1, 0, 0, 64, 32), np.full((32, 64, 3), 255, dtype=np.uint8))
-    listed = WithOwnWindows(Compositor(), Snapshot(), pid=4242).windows()
-    result = pipeline.process(frame, listed, datetime.now(UTC), force=True)
-    assert (result.status == "excluded") is dropped
+    status, texts = _read(WithOwnWindows(Compositor(), Snapshot(), pid=4242).windows(), CountingOcr())
+    assert (status == "excluded") is dropped
     if not dropped and named:
-        assert int(ocr.images[0][:, :32].max()) == 0  # ours blacked out by process
+        assert texts == [OTHERS]  # ours blacked out by process
