@@ -27,7 +27,7 @@ from typing import Any
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
-from persona_desktop.capture.screen_privacy import SELF, PauseState, own_boxes
+from persona_desktop.capture.screen_privacy import SELF, PauseState, covered, own_boxes
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
@@ -257,6 +257,11 @@ class ScreenCaptureLoop:
         window_list = self._windows_or_skip(windows)
         if window_list is None:
             return []
+        if covered(window_list):  # something of the app's own shows where nobody can place it
+            results = [CaptureResult(0, "excluded", reason=SELF)]  # nothing grabbed at all
+            self._count(results, 0, now)
+            self._emit("captured", {"monitors": ["excluded"], "fragments": 0})
+            return results
         black = 0
         for monitor in grabber.monitors():
             if self._interrupted():

@@ -101,6 +101,11 @@ class WithOwnWindows:
         self._inner.close()
 
 
+def covered(windows: Sequence[WindowDesc]) -> bool:
+    """The app's own cover is up (see `WithOwnWindows`): the loop grabs nothing at all."""
+    return any(w.active and w.app == OWN_APP and w.box == _EVERYWHERE for w in windows)
+
+
 def own_boxes(windows: Sequence[WindowDesc], pid: int | None = None) -> tuple[Box, ...]:
     """Where the app's own windows are: the capture loop re-grabs when they moved mid-grab."""
     me = os.getpid() if pid is None else pid
