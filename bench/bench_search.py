@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.recall_fixture import build
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.domain.model import Author, FactStatus, Kind, NewFragment, SourceInfo, Subject, Trust
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.services.recall import RecallConfig, recall
 from persona_desktop.services.search import search
@@ -265,7 +266,7 @@ def seed_facts(rt: Runtime, facts: list) -> list[int]:  # type: ignore[type-arg]
                 category=f.category,
                 origin="bench",
                 run_id=None,
-                payload={},
+                proposal=NewFact(),
                 supersedes_fact_id=None,
                 created_at=now,
             )

@@ -36,6 +36,7 @@ from persona_desktop.domain.model import (
     Subject,
     Trust,
 )
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.services.ingest import ingest
 from persona_desktop.ui.review_window import ReviewWindow
@@ -89,7 +90,7 @@ def seed(rt: Runtime, pending: int, facts: int) -> None:
                     category="bench",
                     origin="sleep",
                     run_id=None,
-                    payload={},
+                    proposal=NewFact(),
                     supersedes_fact_id=None,
                     created_at=day,
                 )
@@ -123,7 +124,7 @@ def seed(rt: Runtime, pending: int, facts: int) -> None:
                 category="bench",
                 origin="sleep",
                 run_id=None,
-                payload={},
+                proposal=NewFact(),
                 supersedes_fact_id=None,
                 created_at=now,
             )

@@ -34,13 +34,16 @@ def _bundle_check() -> int:
     info_file = Path(getattr(sys, "_MEIPASS", ".")) / "persona_desktop_bundle.json"
     info = json.loads(info_file.read_text()) if info_file.exists() else {"speech": True}
     report["bundle"] = {k: v for k, v in info.items() if k != "resources"}
-    # Icons and prompts sit where the code looks for them: beside the package, as in a checkout.
+    # Icons and prompts are package data: in the package folder, read through importlib.resources.
     resources_root = Path(persona_desktop.__file__).resolve().parents[1]
     missing_resources = [r for r in info.get("resources", []) if not (resources_root / r).is_file()]
     if missing_resources:
         print(f"bundle-check: resources missing under {resources_root}: {missing_resources}", file=sys.stderr)
         return 1
     report["resources"] = len(info.get("resources", []))
+    from persona_desktop.services.review_setup import ReviewConfig, ReviewKind, load_prompt
+
+    report["review_prompts"] = [len(load_prompt(kind, ReviewConfig())[0]) for kind in ReviewKind]
 
     import numpy as np
 

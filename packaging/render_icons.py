@@ -1,4 +1,4 @@
-"""Render the app icon (resources/icons/persona-desktop.svg) to PNG, ICO and ICNS at build time.
+"""Render the app icon (persona_desktop/resources/icons/persona-desktop.svg) to PNG, ICO and ICNS at build time.
 
     python packaging/render_icons.py OUT_DIR [--ico FILE] [--icns FILE]
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
-SVG = Path(__file__).resolve().parents[1] / "resources" / "icons" / "persona-desktop.svg"
+SVG = Path(__file__).resolve().parents[1] / "persona_desktop" / "resources" / "icons" / "persona-desktop.svg"
 
 
 def render(out: Path) -> dict[int, Path]:

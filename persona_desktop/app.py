@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +27,7 @@ from PySide6.QtCore import (
     SignalInstance,
     qInstallMessageHandler,
 )
+from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
@@ -38,6 +40,7 @@ from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
+from persona_desktop.ui.own_windows import NOTIFICATION_SECONDS, OwnWindowTracker
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
 from persona_desktop.ui.shell import Shell
@@ -170,13 +173,21 @@ class LazyLoop:
         return True
 
 
-def _screen_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
+def _screen_loop(rt: Runtime, messages: CaptureMessages, own: OwnWindowTracker | None) -> LazyLoop:
     def build() -> Any:
         from persona_desktop.capture.screen_setup import build_screen_loop
 
-        return build_screen_loop(rt, on_event=messages.on_screen_event)
+        loop = build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
+        if own is not None:
+            own.watch()  # before the loop starts grabbing
+        return loop
 
-    return LazyLoop(build, lambda loop: loop.stop(timeout=5.0))
+    def close(loop: Any) -> None:
+        loop.stop(timeout=5.0)
+        if own is not None:
+            own.unwatch()
+
+    return LazyLoop(build, close)
 
 
 def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
@@ -242,12 +253,13 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
 
 
 def wire_capture(
-    capture: CaptureController, rt: Runtime, ctx: UiContext
+    capture: CaptureController, rt: Runtime, ctx: UiContext, own: OwnWindowTracker | None = None
 ) -> tuple[CaptureMessages, ScreenAccess]:
     """Attach the screen and speech loops; they start when (and if) the owner switches them on.
-    On Wayland the screen loop waits for the desktop's yes, asked from a focused window."""
+    On Wayland the screen loop waits for the desktop's yes, asked from a focused window.
+    `own`: the app's own windows, which the screen loop never reads."""
     messages = CaptureMessages(capture)
-    screen = _screen_loop(rt, messages)
+    screen = _screen_loop(rt, messages, own)
     access = ScreenAccess(ctx, capture, _screen_hooks(rt, screen), parent=capture)
     messages.screen_mode.connect(access.on_mode)
     messages.screen_refused.connect(access.on_refused)
@@ -261,7 +273,11 @@ def build_shell(ctx: UiContext, rt: Runtime | None = None) -> Shell:
     capture = CaptureController(ctx.settings, ctx.clock, ctx.save_settings)
     shell = Shell(ctx, capture, SleepScheduler(ctx))
     if rt is not None:
-        messages, access = wire_capture(capture, rt, ctx)
+        app = QApplication.instance()
+        own = OwnWindowTracker(app, parent=shell) if isinstance(app, QApplication) else None
+        if own is not None:  # what the app tells in a notification never comes back as screen text
+            shell.notified.connect(lambda _title, _message: own.notification_shown(NOTIFICATION_SECONDS))
+        messages, access = wire_capture(capture, rt, ctx, own)
         shell.attach_screen_access(access)
         messages.message.connect(lambda msg: shell.notify("Persona Desktop", msg))
         # the switch goes off with the loop, so the menu never shows a capture that is not running
@@ -311,7 +327,21 @@ def _application(argv: list[str]) -> QApplication:
     # Wayland: windows carry the .desktop file's id, so the desktop knows them as Persona Desktop's
     app.setDesktopFileName("persona-desktop")
     app.setQuitOnLastWindowClosed(False)
+    app.setWindowIcon(app_icon())
     return app
+
+
+def app_icon() -> QIcon:
+    """The app's icon (package data); a null icon if this installation lacks it."""
+    try:
+        data = (
+            resources.files("persona_desktop") / "resources" / "icons" / "persona-desktop.svg"
+        ).read_bytes()
+    except OSError:
+        return QIcon()
+    pixmap = QPixmap()
+    pixmap.loadFromData(data, "SVG")
+    return QIcon(pixmap)
 
 
 def _python_signals(app: QApplication) -> QTimer:

@@ -24,7 +24,10 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _emit_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    """Strict JSON only: a NaN or an infinity (from an old store, say) is written as null."""
+    from persona_desktop.domain.finite import json_safe
+
+    json.dump(json_safe(value), sys.stdout, ensure_ascii=False, indent=2, default=str, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -438,6 +441,7 @@ def candidate_json(view: Any) -> dict[str, Any]:
         "id": c.id,
         "statement": c.statement,
         "subject": c.subject.value,
+        "kind": c.proposal.kind.value,
         "status": c.status.value,
         "score": c.score,
         "signals": c.signals,
@@ -656,12 +660,14 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 
 def _approved_as(rt: Any, cid: int, result_id: int) -> str:
+    from persona_desktop.domain.proposals import Forget, NewSkill, SkillPatch
+
     with rt.uow.read() as uow:
         cand = uow.candidates.get(cid)
-    payload = cand.payload if cand is not None else {}
-    if payload.get("kind") == "skill":
-        return f": skill {payload.get('name')} written"
-    if payload.get("action") == "forget":
+    proposal = cand.proposal if cand is not None else None
+    if isinstance(proposal, NewSkill | SkillPatch):
+        return f": skill {proposal.name} written"
+    if isinstance(proposal, Forget):
         return f": fact {result_id} forgotten"
     return f" as fact {result_id}"
 
@@ -838,13 +844,14 @@ def cmd_skills(args: argparse.Namespace) -> int:
 
 
 def cmd_review_run(args: argparse.Namespace) -> int:
-    from persona_desktop.services.chat import latest_conversation, load_messages, system_prompt
+    from persona_desktop.services.chat import assistant_conversation, load_messages, system_prompt
     from persona_desktop.services.turn_review import ReviewConfig, ReviewKind, default_kind, make_snapshot
 
+    source = _int_id(args.source, "source") if args.source is not None else None
     rt = _runtime(args)
     try:
         cfg = ReviewConfig.from_settings(rt.settings)
-        conv_id, source_id = latest_conversation(rt.uow)
+        conv_id, source_id = assistant_conversation(rt.uow, source)
         messages = load_messages(rt.uow, source_id)
         prompt = system_prompt(rt.uow, bool(rt.settings.get("chat.include_observations")))
         kind = ReviewKind(args.kind) if args.kind else default_kind(cfg)
@@ -854,7 +861,7 @@ def cmd_review_run(args: argparse.Namespace) -> int:
     finally:
         rt.close()
     if args.json:
-        _emit_json({"conversation": conv_id, **outcome.as_json()})
+        _emit_json({"conversation": conv_id, "source_id": source_id, **outcome.as_json()})
     else:
         _print_review(outcome)
         print(outcome.summary() or f"{kind.value.capitalize()} review: nothing proposed")
@@ -1126,7 +1133,10 @@ def build_parser() -> argparse.ArgumentParser:
     chat_cmd.set_defaults(handler=cmd_chat)
     rev = sub.add_parser("review", help="the turn review of the chat with the assistant")
     rsub = rev.add_subparsers(dest="what", metavar="ACTION", required=True)
-    rrun = rsub.add_parser("run", help="review the latest conversation now")
+    rrun = rsub.add_parser(
+        "run", help="review the latest conversation with the assistant (the app's chat or an imported one)"
+    )
+    rrun.add_argument("--source", metavar="ID", help="review this source instead (see `sources`)")
     rrun.add_argument("--kind", choices=["memory", "skill", "combined"])
     rrun.add_argument("--json", action="store_true")
     rrun.set_defaults(handler=cmd_review_run)

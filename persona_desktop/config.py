@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import os
 import re
 import tempfile
@@ -106,6 +107,22 @@ SETTINGS: dict[str, Setting] = {
             "Candidates scoring below this are dropped, not reviewed.",
             minimum=0.0,
             maximum=1.0,
+        ),
+        _s(
+            "sleep.auto_apply_per_document",
+            int,
+            3,
+            "At most this many facts apply by themselves from one document or conversation; the rest wait ('too many at once').",
+            minimum=0,
+            maximum=100,
+        ),
+        _s(
+            "sleep.auto_apply_per_run",
+            int,
+            10,
+            "At most this many facts apply by themselves in one cycle or one chat review; the rest wait.",
+            minimum=0,
+            maximum=1000,
         ),
         *[
             _s(
@@ -404,8 +421,10 @@ def _parse(setting: Setting, value: Any) -> Any:
             raise bad
         try:
             number: float = kind(value) if not isinstance(value, str) else kind(value.strip())
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise bad from None
+        if not math.isfinite(number):  # NaN passes every comparison below
+            raise ConfigError(f"{key}: {value!r} is not a finite number; allowed: {setting.allowed()}")
         if kind is int and isinstance(value, float) and not value.is_integer():
             raise bad
         if setting.minimum is not None and number < setting.minimum:

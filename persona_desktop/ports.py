@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
+    Author,
     Candidate,
     CandidateStatus,
     Fact,
@@ -29,6 +30,7 @@ from persona_desktop.domain.model import (
     SourceInfo,
     Subject,
 )
+from persona_desktop.domain.proposals import Proposal
 from persona_desktop.domain.search_query import SearchQuery
 
 if TYPE_CHECKING:  # numpy is heavy and only the speech adapter needs it at run time
@@ -119,6 +121,10 @@ class FragmentRepository(Protocol):
         """The newest owner chat message's time, ignoring any after `until`."""
         ...
 
+    def latest_by_author(self, author: Author) -> list[tuple[int, datetime]]:
+        """Sources holding a fragment by `author`, with their newest one's time, newest first."""
+        ...
+
     def of_source(self, source_id: int) -> list[Fragment]: ...
     def delete_source(self, source_id: int) -> int:
         """Delete a source, its fragments and the evidence rows citing them; return fragments deleted."""
@@ -141,7 +147,7 @@ class CandidateRepository(Protocol):
         category: str | None,
         origin: str,
         run_id: int | None,
-        payload: dict[str, Any],
+        proposal: Proposal,
         supersedes_fact_id: int | None,
         created_at: datetime,
     ) -> int: ...
@@ -152,7 +158,7 @@ class CandidateRepository(Protocol):
     def unscored(self) -> list[Candidate]: ...
     def mark_unscored(self, candidate_id: int) -> None: ...
     def note_rejected_refs(self, candidate_id: int, count: int) -> None: ...
-    def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None: ...
+    def set_proposal(self, candidate_id: int, proposal: Proposal) -> None: ...
 
     def set_scored(
         self,

@@ -7,6 +7,7 @@ from typing import Any
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.services import review
 from persona_desktop.services.ingest import ingest
@@ -59,7 +60,7 @@ def approved_fact(rt: Runtime, statement: str, refs: list[str], supersedes: int 
             category=None,
             origin="test",
             run_id=None,
-            payload={},
+            proposal=NewFact(),
             supersedes_fact_id=supersedes,
             created_at=now,
         )

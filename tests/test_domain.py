@@ -8,8 +8,10 @@ import pytest
 
 from persona_desktop.domain.documents import build_documents, plan_documents
 from persona_desktop.domain.extraction import parse_extraction
+from persona_desktop.domain.grounding import Grounding
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, Subject, Trust
-from persona_desktop.domain.policy import PolicyInput, Verdict, decide
+from persona_desktop.domain.policy import Limits, PolicyInput, Tally, Verdict, decide
+from persona_desktop.domain.proposals import ProposalKind
 from persona_desktop.domain.scoring import DEFAULT_WEIGHTS, normalize_weights, score
 from persona_desktop.domain.text import contradicts, statement_key
 
@@ -55,16 +57,23 @@ def test_score_is_the_weighted_sum_of_the_design() -> None:
     assert score(signals, DEFAULT_WEIGHTS) == pytest.approx(0.30 + 0.12 + 0.15 + 0.06)
 
 
+GROUNDED = Grounding(True, "in your own words (r1)", ("peanuts",), "r1")
+LIMITS = Limits(threshold=0.6, review_floor=0.3, per_document=3, per_run=10)
+
+
 def _policy(**kw: object) -> PolicyInput:
     base: dict[str, object] = dict(
+        kind=ProposalKind.FACT,
         subject=Subject.OWNER,
         score=0.8,
-        cited_refs=1,
         rejected_refs=0,
         evidence=1,
         owner_trusted_evidence=1,
+        grounding=GROUNDED,
+        cited_owner=True,
         contradicts_fact_id=None,
         already_known_fact_id=None,
+        refused_before=False,
     )
     base.update(kw)
     return PolicyInput(**base)  # type: ignore[arg-type]
@@ -77,16 +86,41 @@ def _policy(**kw: object) -> PolicyInput:
         ({"subject": Subject.OTHER}, Verdict.PENDING),
         ({"subject": Subject.UNKNOWN}, Verdict.PENDING),
         ({"score": 0.5}, Verdict.PENDING),
+        ({"score": float("nan")}, Verdict.PENDING),
+        ({"score": float("inf")}, Verdict.PENDING),
         ({"rejected_refs": 1}, Verdict.PENDING),
         ({"owner_trusted_evidence": 0}, Verdict.PENDING),
+        (
+            {"grounding": Grounding(False, "'Mallory' appears only in Alice's message", ("Mallory",))},
+            Verdict.PENDING,
+        ),
+        ({"cited_owner": False}, Verdict.PENDING),
         ({"contradicts_fact_id": 3}, Verdict.PENDING),
+        ({"refused_before": True}, Verdict.PENDING),
+        ({"kind": ProposalKind.FACT_UPDATE}, Verdict.PENDING),
+        ({"kind": ProposalKind.FORGET}, Verdict.PENDING),
+        ({"kind": ProposalKind.SKILL}, Verdict.PENDING),
+        ({"kind": ProposalKind.SKILL_PATCH}, Verdict.PENDING),
         ({"score": 0.1}, Verdict.DROP),
         ({"evidence": 0, "owner_trusted_evidence": 0}, Verdict.DROP),
         ({"already_known_fact_id": 2}, Verdict.DROP),
     ],
 )
 def test_policy_applies_only_proven_owner_facts(change: dict[str, object], verdict: Verdict) -> None:
-    assert decide(_policy(**change), threshold=0.6, review_floor=0.3).verdict is verdict
+    assert decide(_policy(**change), LIMITS).verdict is verdict
+
+
+def test_policy_caps_say_too_many_at_once() -> None:
+    assert decide(_policy(), LIMITS, Tally(in_document=2, in_run=9)).verdict is Verdict.APPLY
+    for tally in (Tally(in_document=3, in_run=3), Tally(in_document=0, in_run=10)):
+        decision = decide(_policy(), LIMITS, tally)
+        assert decision.verdict is Verdict.PENDING and decision.reason.startswith("too many at once")
+    never = Limits(threshold=0.6, review_floor=0.3, per_document=0, per_run=10)
+    assert decide(_policy(), never).verdict is Verdict.PENDING
+    ungrounded = decide(
+        _policy(grounding=Grounding(False, "'Mallory' appears only in Alice's message", ("Mallory",))), LIMITS
+    )
+    assert ungrounded.reason == "not in your own words: 'Mallory' appears only in Alice's message"
 
 
 def test_statement_keys_and_contradictions() -> None:

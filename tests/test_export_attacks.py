@@ -18,6 +18,7 @@ import pytest
 
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.domain.model import Subject
+from persona_desktop.domain.proposals import NewSkill
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import PersonaError
 from persona_desktop.services.markdown_export import MANIFEST, PROFILE, export
@@ -155,12 +156,7 @@ def test_undo_never_deletes_a_skill_note_the_owner_edited(runtime: Runtime, cli:
             category="skill",
             origin="review",
             run_id=None,
-            payload={
-                "kind": "skill",
-                "action": "create",
-                "name": "packing",
-                "content": "# Packing\n\nLight.\n",
-            },
+            proposal=NewSkill("packing", "# Packing\n\nLight.\n"),
             supersedes_fact_id=None,
             created_at=NOW,
         )

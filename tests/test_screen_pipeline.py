@@ -18,6 +18,7 @@ from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
 from persona_desktop.capture.screen_setup import build_screen_loop, maintenance, purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 from tests.screen_support import FONT, CountingOcr, StepClock, contains, render_lines
@@ -306,7 +307,7 @@ def test_text_retention_keeps_what_a_fact_or_a_pending_candidate_cites(
         by_ref = uow.fragments.by_refs(refs)
         ids = [by_ref[r].id for r in refs]
         common = {"subject": Subject.OWNER, "category": None, "origin": "sleep", "run_id": None,
-                  "payload": {}, "supersedes_fact_id": None, "created_at": now}  # fmt: skip
+                  "proposal": NewFact(), "supersedes_fact_id": None, "created_at": now}  # fmt: skip
         applied = uow.candidates.add(statement="works on Falcon", key="falcon", **common)  # type: ignore[arg-type]
         uow.candidates.add_evidence(applied, [ids[0]], None)
         uow.facts.add(statement="works on Falcon", subject=Subject.OWNER, key="falcon", category=None,

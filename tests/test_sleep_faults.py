@@ -148,9 +148,12 @@ def test_killed_during_apply_applies_nothing_twice(
 ) -> None:
     model = ScriptedModel()
     lines = []
+    # caps high enough for all 160 to apply in one run: this test is about the kill, not the caps
+    assert ready("config", "set", "sleep.auto_apply_per_document", "100").code == 0
+    assert ready("config", "set", "sleep.auto_apply_per_run", "1000").code == 0
     for i in range(1, 161):
         text = f"My favourite number this time is {i}."
-        model.claims[text] = Claim(f"The owner's favourite number is {i} today")
+        model.claims[text] = Claim(f"The owner's favourite number is {i}")
         lines.append(chat_line(str(i), text, ago=timedelta(hours=2, seconds=i)))
     assert ready("ingest", "chat", str(write_jsonl(tmp_path / "many.jsonl", lines))).code == 0
     ollama_server.default = model

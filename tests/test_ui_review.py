@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import CandidateStatus, FactStatus
+from persona_desktop.domain.proposals import Forget, NewFact, NewSkill, SkillPatch, Via
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import EvidenceCard
 from persona_desktop.ui.memory_browser import MemoryBrowser
@@ -257,7 +258,7 @@ def test_recently_applied_never_calls_an_afternoon_run_overnight(
             category=None,
             origin="sleep",
             run_id=None,
-            payload={},
+            proposal=NewFact(),
             supersedes_fact_id=None,
             created_at=afternoon,
         )
@@ -513,7 +514,7 @@ def test_memory_forgets_a_day_of_screen_captures(
             category=None,
             origin="sleep",
             run_id=None,
-            payload={},
+            proposal=NewFact(),
             supersedes_fact_id=None,
             created_at=when,
         )
@@ -535,15 +536,11 @@ def test_memory_forgets_a_day_of_screen_captures(
 
 
 def test_review_proposals_show_what_they_would_change() -> None:
-    from persona_desktop.ui.review_window import proposal_html
+    from persona_desktop.ui.review_detail import proposal_html
 
-    skill = proposal_html(
-        {"kind": "skill", "action": "create", "name": "brew-tea", "content": "1. Boil <water>"}
-    )
+    skill = proposal_html(NewSkill("brew-tea", "1. Boil <water>"))
     assert "New skill brew-tea" in skill and "1. Boil &lt;water&gt;" in skill
-    patch = proposal_html(
-        {"kind": "skill", "action": "patch", "name": "brew-tea", "old": "Boil", "new": "Heat"}
-    )
+    patch = proposal_html(SkillPatch("brew-tea", "Boil", "Heat"))
     assert "replace" in patch and "Boil" in patch and "Heat" in patch
-    assert "Forget fact 4" in proposal_html({"action": "forget", "fact_id": 4, "reason": "moved"})
-    assert proposal_html({"confidence": 0.9}) == ""
+    assert "Forget fact 4" in proposal_html(Forget(4, "moved"))
+    assert proposal_html(NewFact(Via(confidence=0.9))) == ""

@@ -9,6 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, Subject, Trust
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.services import review
 from persona_desktop.services.review import EvidenceItem, Provenance
@@ -66,7 +67,7 @@ def test_a_hit_opens_its_evidence_screen_crop_and_speech_clip(
             category=None,
             origin="test",
             run_id=None,
-            payload={},
+            proposal=NewFact(),
             supersedes_fact_id=None,
             created_at=datetime.now(UTC),
         )

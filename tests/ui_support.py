@@ -30,6 +30,7 @@ from persona_desktop.domain.model import (
     Subject,
     Trust,
 )
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.services.ingest import ingest
 from persona_desktop.ui.context import UiContext
@@ -105,7 +106,7 @@ def add_scored_candidate(
             category=category,
             origin="sleep",
             run_id=None,
-            payload={},
+            proposal=NewFact(),
             supersedes_fact_id=None,
             created_at=at,
         )

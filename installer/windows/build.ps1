@@ -12,7 +12,7 @@ if (-not (Test-Path .venv\Scripts\python.exe)) { python -m venv .venv }
 .venv\Scripts\python -m pip install -q -e ".[package]"
 $version = .venv\Scripts\python -c "from importlib.metadata import version; print(version('persona-desktop'))"
 
-# Icons: PNG sizes + persona-desktop.ico from resources\icons\persona-desktop.svg
+# Icons: PNG sizes + persona-desktop.ico from persona_desktop\resources\icons\persona-desktop.svg
 .venv\Scripts\python packaging\render_icons.py build\icons\hicolor --ico build\icons\persona-desktop.ico
 if ($LASTEXITCODE -ne 0) { throw "render_icons failed" }
 

@@ -27,7 +27,7 @@ from typing import Any
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
-from persona_desktop.capture.screen_privacy import PauseState
+from persona_desktop.capture.screen_privacy import SELF, PauseState, covered, own_boxes
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
@@ -36,6 +36,7 @@ from persona_desktop.services.ingest import ingest
 log = logging.getLogger(__name__)
 
 MAINTENANCE_EVERY = timedelta(hours=1)
+SELF_RETRY_S = 1.0  # a capture asked for while the app's own notification shows: tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +76,11 @@ def _window_list(windows: WindowInfo) -> list[WindowDesc] | None:
 def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
     w = next((w for w in windows if w.active), None)
     return None if w is None else (w.app, w.title, w.wid)
+
+
+def _settled(windows: list[WindowDesc]) -> tuple[object, ...]:
+    """What must not change during a grab: the active window and where the app's own windows are."""
+    return (_active(windows), own_boxes(windows))
 
 
 class ScreenCaptureLoop:
@@ -199,7 +205,12 @@ class ScreenCaptureLoop:
                 force = self._force.is_set()
                 self._force.clear()
                 try:
-                    self.tick(grabber, windows, force=force)
+                    results = self.tick(grabber, windows, force=force)
+                    if force and results and all(r.reason == SELF for r in results):
+                        # the owner asked, while something of the app's own was on screen
+                        # (a notification): read the screen once it is gone
+                        self._force.set()
+                        self._stop.wait(SELF_RETRY_S)
                 except CaptureUnavailableError:
                     raise
                 except Exception as exc:  # a store or OCR hiccup: report it, try again next time
@@ -246,6 +257,11 @@ class ScreenCaptureLoop:
         window_list = self._windows_or_skip(windows)
         if window_list is None:
             return []
+        if covered(window_list):  # something of the app's own shows where nobody can place it
+            results = [CaptureResult(0, "excluded", reason=SELF)]  # nothing grabbed at all
+            self._count(results, 0, now)
+            self._emit("captured", {"monitors": ["excluded"], "fragments": 0})
+            return results
         black = 0
         for monitor in grabber.monitors():
             if self._interrupted():
@@ -259,8 +275,8 @@ class ScreenCaptureLoop:
             after = self._windows_or_skip(windows)
             if after is None:
                 return []
-            if _active(after) != _active(window_list):
-                # the focus moved while grabbing: the exclusions checked may not fit the pixels
+            if _settled(after) != _settled(window_list):
+                # the focus or the app's own windows moved while grabbing: the masks may not fit
                 results.append(CaptureResult(monitor.index, "unsettled"))
                 window_list = after
                 continue

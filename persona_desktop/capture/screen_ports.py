@@ -50,13 +50,18 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class WindowDesc:
-    """A top-level window, in virtual-screen coordinates."""
+    """A top-level window, in virtual-screen coordinates.
+
+    `pid`: the process that owns it, where the window source can tell (X11's
+    `_NET_WM_PID`); the app's own windows are never read (`screen_privacy`).
+    """
 
     title: str
     app: str
     box: Box
     active: bool = False
     wid: int = 0
+    pid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,28 @@ class DesktopWindowInfo(WindowInfo, Protocol):
     def layout(self) -> Box | None:
         """The bounding box of every output (logical pixels), or None when unknown."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class OwnScreen:
+    """What of the app's own is on screen now, as the ui knows it."""
+
+    boxes: tuple[Box, ...] = ()  # its windows, menus and tooltips, in virtual-screen pixels
+    placed: bool = True  # False: the app cannot tell where its windows are (Wayland)
+    windows: bool = False  # a window of the app's is visible
+    popups: bool = False  # a menu or a tooltip of the app's is visible
+    notification: bool = False  # a notification of the app's may be on screen (another process draws it)
+
+
+class OwnWindows(Protocol):
+    """The app's own windows. Called on the capture thread: answered from a thread-safe snapshot."""
+
+    def screen(self) -> OwnScreen: ...
+
+
+def as_pid(value: object) -> int | None:
+    """A process id from a window source's answer, or None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31 else None
 
 
 class NoWindowInfo:

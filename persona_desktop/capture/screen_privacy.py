@@ -1,13 +1,29 @@
-"""Which windows are never captured, and whether capture is paused."""
+"""Which windows are never captured, and whether capture is paused.
+
+Never captured: windows the owner excluded (by application or title), and the app's
+own windows, menus and tooltips, recognized by process, not by title: a window whose
+`_NET_WM_PID` is this process, and every rectangle the ui reports as the app's
+(`OwnWindows`). While a notification of the app's may be on screen (drawn by the
+desktop's notification server, where the app cannot tell), no frame is read at all.
+So nothing the app shows (a proposed statement, an applied fact) comes back as
+captured text. On Wayland, where the app cannot place its own windows, the
+compositor's window list names them by process; what it cannot place, the frame
+is not read while it shows.
+"""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from persona_desktop.capture.screen_ports import WindowDesc
+from persona_desktop.capture.screen_ports import Box, OwnWindows, WindowDesc, WindowInfo
+
+SELF = "self"  # the exclusion rule that names the app's own windows
+OWN_APP = "persona-desktop"
+_EVERYWHERE: Box = (-(2**30), -(2**30), 2**30, 2**30)
 
 PAUSE_CHOICES: dict[str, timedelta | None] = {
     "15m": timedelta(minutes=15),
@@ -22,16 +38,21 @@ class ExclusionRules:
 
     apps: tuple[str, ...]
     titles: tuple[str, ...]
+    own_pid: int | None = field(default_factory=os.getpid)
 
     @classmethod
-    def of(cls, apps: Iterable[str], titles: Iterable[str]) -> ExclusionRules:
+    def of(cls, apps: Iterable[str], titles: Iterable[str], own_pid: int | None = None) -> ExclusionRules:
+        """`own_pid`: the process whose windows are never read (default: this one)."""
         return cls(
             tuple(a.strip().lower() for a in apps if a.strip()),
             tuple(t.strip().lower() for t in titles if t.strip()),
+            os.getpid() if own_pid is None else own_pid,
         )
 
     def excludes(self, window: WindowDesc) -> str | None:
         """The rule that excludes this window, or None."""
+        if window.pid is not None and window.pid == self.own_pid:
+            return SELF
         app = window.app.lower()
         app_words = set(app.replace(".", " ").replace("-", " ").split()) | {app}
         for rule in self.apps:
@@ -45,6 +66,50 @@ class ExclusionRules:
 
     def excluded(self, windows: Sequence[WindowDesc]) -> list[WindowDesc]:
         return [w for w in windows if self.excludes(w) is not None]
+
+
+class WithOwnWindows:
+    """A window source that also lists the app's own windows, as the ui reports them.
+
+    They come last (on top), owned by this process, so the exclusion rules black
+    them out like any excluded window. The app's window that has the focus is
+    masked, not reported active: the owner working in the review window does not
+    stop the capture of the other windows. When something of the app's is on screen
+    at a place nobody can tell (a notification, drawn by the desktop; on Wayland a menu
+    or tooltip, or a window the compositor's list does not name by process), one window
+    covering every monitor is reported active: the whole frame is dropped unread.
+    """
+
+    def __init__(self, inner: WindowInfo, own: OwnWindows, pid: int | None = None) -> None:
+        self._inner = inner
+        self._own = own
+        self._pid = os.getpid() if pid is None else pid
+
+    def windows(self) -> list[WindowDesc]:
+        listed = [replace(w, active=False) if w.pid == self._pid else w for w in self._inner.windows()]
+        mine = self._own.screen()
+        named = any(w.pid == self._pid for w in listed)  # the window source knows ours by process
+        unplaced = not mine.placed and (mine.popups or (mine.windows and not named))
+        if mine.notification or unplaced:
+            cover = WindowDesc("persona-desktop", OWN_APP, _EVERYWHERE, active=True, pid=self._pid)
+            return [replace(w, active=False) for w in listed] + [cover]
+        if not mine.placed:
+            return listed
+        return listed + [WindowDesc("", OWN_APP, box, pid=self._pid) for box in mine.boxes]
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def covered(windows: Sequence[WindowDesc]) -> bool:
+    """The app's own cover is up (see `WithOwnWindows`): the loop grabs nothing at all."""
+    return any(w.active and w.app == OWN_APP and w.box == _EVERYWHERE for w in windows)
+
+
+def own_boxes(windows: Sequence[WindowDesc], pid: int | None = None) -> tuple[Box, ...]:
+    """Where the app's own windows are: the capture loop re-grabs when they moved mid-grab."""
+    me = os.getpid() if pid is None else pid
+    return tuple(w.box for w in windows if w.pid == me)
 
 
 class PauseState:

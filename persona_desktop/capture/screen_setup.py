@@ -46,10 +46,11 @@ from persona_desktop.capture.screen_ports import (
     DesktopShooter,
     NoWindowInfo,
     OcrEngine,
+    OwnWindows,
     ScreenGrabber,
     WindowInfo,
 )
-from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
 from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import Kind
@@ -152,10 +153,14 @@ class DesktopCapture:
     The loop opens both on its own thread (D-Bus and X11 connections stay on the thread
     that made them) through `grabber` and `windows`, then asks `periodic_reason`."""
 
-    def __init__(self, support: ScreenSupport, answer_timeout: bool = False) -> None:
-        """`answer_timeout`: the portal may take as long as a person answering its question."""
+    def __init__(
+        self, support: ScreenSupport, answer_timeout: bool = False, own_windows: OwnWindows | None = None
+    ) -> None:
+        """`answer_timeout`: the portal may take as long as a person answering its question.
+        `own_windows`: the app's own windows, as the ui knows them: never read."""
         self.support = support
         self.answer_timeout = answer_timeout
+        self.own_windows = own_windows
         self.source: WindowInfo = NoWindowInfo()
         self.source_error: str | None = None
         self.grabber_name = ""
@@ -178,7 +183,12 @@ class DesktopCapture:
         raise CaptureUnavailableError("; ".join(tried))
 
     def windows(self) -> WindowInfo:
-        """X11/Win32 as before; on Wayland the compositor's list, or none (with the reason)."""
+        """X11/Win32 as before; on Wayland the compositor's list, or none (with the reason);
+        with the app's own windows added, to be masked."""
+        source = self._source()
+        return source if self.own_windows is None else WithOwnWindows(source, self.own_windows)
+
+    def _source(self) -> WindowInfo:
         if self.support.desktop.session is not Session.WAYLAND:
             self.source = window_info_factory()
             return self.source
@@ -203,10 +213,10 @@ class DesktopCapture:
             return None
         return box if isinstance(box, tuple) else None
 
-    def periodic_reason(self, _grabber: ScreenGrabber, windows: WindowInfo) -> str | None:
+    def periodic_reason(self, _grabber: ScreenGrabber, _windows: WindowInfo) -> str | None:
         if self.support.periodic_reason is not None:
             return self.support.periodic_reason
-        if self.support.desktop.session is Session.WAYLAND and isinstance(windows, NoWindowInfo):
+        if self.support.desktop.session is Session.WAYLAND and isinstance(self.source, NoWindowInfo):
             return self.source_error or NO_WINDOWS_REASON
         return None
 
@@ -247,11 +257,13 @@ def build_screen_loop(
     runtime: Runtime,
     on_event: Callable[[ScreenEvent], None] | None = None,
     desktop: DesktopCapture | None = None,
+    own_windows: OwnWindows | None = None,
 ) -> ScreenCaptureLoop:
     """The loop the tray app drives. Raises CaptureUnavailableError if Tesseract is missing;
-    a missing display is reported when the loop starts (as an `error` event and status)."""
+    a missing display is reported when the loop starts (as an `error` event and status).
+    `own_windows`: the app's own windows as the ui knows them, never captured."""
     s = runtime.settings
-    desktop = desktop or DesktopCapture(screen_support(s))
+    desktop = desktop or DesktopCapture(screen_support(s), own_windows=own_windows)
     return ScreenCaptureLoop(
         grabber_factory=desktop.grabber,
         window_info_factory=desktop.windows,

@@ -1,4 +1,5 @@
-"""Window titles and classes on X11 through libX11 (ctypes), for exclusions and provenance.
+"""Window titles, classes and owning processes on X11 through libX11 (ctypes), for exclusions
+and provenance.
 
 The active window is `_NET_ACTIVE_WINDOW` when a window manager sets it; without one
 (bare Xvfb), the focused window, else the topmost viewable one. Windows come from
@@ -208,7 +209,7 @@ class X11WindowInfo:
             focus, revert = Window(), c_int()
             self._x.XGetInputFocus(self._dpy, byref(focus), byref(revert))
             active = focus.value if focus.value > 1 else 0  # 0 = None, 1 = PointerRoot
-        found: list[tuple[int, str, str, tuple[int, int, int, int]]] = []
+        found: list[tuple[int, str, str, tuple[int, int, int, int], int | None]] = []
         for top in tops:
             geo = self._geometry(top)
             if geo is None or not geo[4] or geo[2] <= geo[0] or geo[3] <= geo[1]:
@@ -216,8 +217,13 @@ class X11WindowInfo:
             client = top if stacking else self._client(top)
             if client is None:
                 continue
-            found.append((client, self._title(client), self._app(client), geo[:4]))
+            found.append((client, self._title(client), self._app(client), geo[:4], self._pid(client)))
         ids = {c for c, *_ in found}
         if active not in ids:
             active = found[-1][0] if found else 0
-        return [WindowDesc(title, app, box, c == active, c) for c, title, app, box in found]
+        return [WindowDesc(title, app, box, c == active, c, pid) for c, title, app, box, pid in found]
+
+    def _pid(self, win: int) -> int | None:
+        """`_NET_WM_PID`: the process that owns the window (Qt, GTK and most toolkits set it)."""
+        got = self._windows_prop(win, "_NET_WM_PID")
+        return int(got[0]) if got else None

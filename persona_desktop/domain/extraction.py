@@ -10,12 +10,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from persona_desktop.domain.finite import finite_number, is_non_finite, loads_finite
 from persona_desktop.domain.model import Subject
 
 MAX_REPLY_CHARS = 200_000
 MAX_CANDIDATES = 100
 MAX_STATEMENT_CHARS = 500
 MAX_REFS = 50
+MAX_ID = 2**63 - 1  # what the store can hold as a row id
 
 EXTRACTION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -73,7 +75,7 @@ def _load_object(content: str, problems: list[str]) -> dict[str, Any] | None:
         problems.append(f"reply too large ({len(content)} characters), ignored")
         return None
     try:
-        data = json.loads(content)
+        data = loads_finite(content)
     except json.JSONDecodeError as exc:
         problems.append(f"reply is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
         return None
@@ -142,12 +144,17 @@ def _parse_candidate(
         problems.append(f"{where}: refs not in the document rejected: {', '.join(rejected)}")
     category = item.get("category")
     confidence = item.get("confidence")
-    conf: float | None = None
-    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
-        conf = float(confidence)
+    conf = finite_number(confidence)
+    if conf is not None:
         conf = conf / 100 if 1 < conf <= 100 else conf
         conf = min(max(conf, 0.0), 1.0)
+    elif confidence is not None:
+        shown = repr(confidence) if is_non_finite(confidence) else type(confidence).__name__
+        problems.append(f"{where}: confidence {shown} is not a finite number, dropped")
     updates = item.get("updates_fact")
+    if updates is not None and not (_is_id(updates)):
+        problems.append(f"{where}: updates_fact {str(updates)[:40]!r} is not a fact number, dropped")
+        updates = None
     return ExtractedCandidate(
         statement=statement,
         subject=subject,
@@ -155,9 +162,13 @@ def _parse_candidate(
         rejected_refs=tuple(rejected),
         category=category[:60] if isinstance(category, str) and category.strip() else None,
         confidence=conf,
-        updates_fact=updates if isinstance(updates, int) and not isinstance(updates, bool) else None,
+        updates_fact=updates if _is_id(updates) else None,
         raw={k: item[k] for k in list(item)[:20]},
     )
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_ID
 
 
 @dataclass(frozen=True, slots=True)

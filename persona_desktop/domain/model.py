@@ -7,6 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from persona_desktop.domain.proposals import Proposal
+
 
 class Kind(StrEnum):
     CHAT = "chat"
@@ -133,7 +135,7 @@ class Candidate:
     run_id: int | None
     supersedes_fact_id: int | None
     reason: str | None
-    payload: dict[str, Any]
+    proposal: Proposal
     created_at: datetime
     scored: bool
     refs_rejected: int = 0

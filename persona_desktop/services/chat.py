@@ -46,7 +46,7 @@ changed a memory yourself: memories are proposed in the background and the owner
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
     ref: str
-    role: str  # "owner" | "assistant"
+    role: str  # "owner" | "assistant" | "other" (someone else, in an imported conversation)
     text: str
     at: datetime
 
@@ -278,10 +278,35 @@ def load_messages(uow_factory: UnitOfWorkFactory, source_id: int) -> list[ChatMe
     if not fragments:
         raise NotFoundError("that conversation has no messages left (was its source forgotten?)")
     ordered = sorted(fragments, key=lambda f: (f.seq, f.id))
-    return [
-        ChatMessage(f.ref, "owner" if f.author is Author.OWNER else "assistant", f.text, f.captured_at)
-        for f in ordered
-    ]
+    roles = {Author.OWNER: "owner", Author.ASSISTANT: "assistant"}
+    return [ChatMessage(f.ref, roles.get(f.author, "other"), f.text, f.captured_at) for f in ordered]
+
+
+def assistant_conversation(uow_factory: UnitOfWorkFactory, source_id: int | None = None) -> tuple[str, int]:
+    """A conversation with the assistant, for the turn review: (conversation id, source id).
+
+    The app's own chats and imported ones alike (any chat where the assistant speaks);
+    without `source_id`, the one whose last message of the assistant is the newest.
+    """
+    with uow_factory.read() as uow:
+        spoken = dict(uow.fragments.latest_by_author(Author.ASSISTANT))
+        if source_id is None:
+            if not spoken:
+                raise NotFoundError(
+                    "there is no conversation with the assistant yet: start one with "
+                    "`persona-desktop chat`, or import one (`ingest chat`)"
+                )
+            source_id = next(iter(spoken))
+        found = uow.sources.get(source_id)
+    if found is None:
+        raise NotFoundError(f"no source with id {source_id} (see `persona-desktop sources`)")
+    info, _ = found
+    if info.kind is not Kind.CHAT or source_id not in spoken:
+        raise NotFoundError(
+            f"source {source_id} ({info.label}) is not a conversation with the assistant: "
+            "no message of the assistant in it"
+        )
+    return info.key.removeprefix(SOURCE_PREFIX), source_id
 
 
 def resume_latest(

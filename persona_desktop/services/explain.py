@@ -44,6 +44,7 @@ _WAITING_WORDS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"below threshold"), "Not sure enough yet"),
     (re.compile(r"a skill always waits"), "A skill: always asks you"),
     (re.compile(r"a forget always waits"), "A forget: always asks you"),
+    (re.compile(r"a change to a known fact always waits"), "A change to what is remembered: always asks you"),
 ]
 _APPLIED_WORDS = {
     "proven owner fact over threshold": "Your own words, with a high enough score: added by itself.",
@@ -67,8 +68,9 @@ def reason_words(reason: str | None) -> str:
     """A policy reason as the owner reads it (a waiting one as its list of reasons)."""
     if not reason:
         return ""
-    if reason in _APPLIED_WORDS:
-        return _APPLIED_WORDS[reason]
+    for applied, words in _APPLIED_WORDS.items():  # "..., in your own words (chat:saved:1)"
+        if reason.startswith(applied):
+            return words
     return "; ".join(why_waiting(reason)) + "."
 
 

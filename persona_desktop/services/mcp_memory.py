@@ -17,8 +17,10 @@ from persona_desktop.domain.model import FactStatus, Subject
 from persona_desktop.errors import NotFoundError, PersonaError
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services import queries, review
-from persona_desktop.services.outside_proposals import propose_untrusted_fact
+from persona_desktop.services.outside_proposals import DEFAULT_SELECTION, propose_untrusted_fact
 from persona_desktop.services.search import KINDS, parse_kind, parse_since, search
+from persona_desktop.services.select import SelectConfig
+from persona_desktop.services.sleep_cycle import SleepConfig
 
 SCOPES = ("facts", "chat", "screen", "speech")
 MAX_RESULTS = 100
@@ -32,11 +34,13 @@ class ScopeError(PersonaError):
 class McpPolicy:
     scopes: frozenset[str]
     allow_proposals: bool
+    selection: SelectConfig = DEFAULT_SELECTION  # what the one policy decides proposals with
 
     @classmethod
     def from_settings(cls, settings: Any) -> McpPolicy:
         scopes = frozenset(s for s in settings.get("mcp.read_scopes") if s in SCOPES)
-        return cls(scopes, bool(settings.get("mcp.allow_proposals")))
+        selection = SleepConfig.from_settings(settings).selection()
+        return cls(scopes, bool(settings.get("mcp.allow_proposals")), selection)
 
     def searchable(self) -> frozenset[str]:
         return frozenset(("fact" if s == "facts" else s) for s in self.scopes)
@@ -136,11 +140,17 @@ def propose_fact(
         raise ScopeError("proposals are switched off: the owner can set mcp.allow_proposals true")
     subj = Subject(subject) if subject in Subject._value2member_map_ else Subject.UNKNOWN
     result = propose_untrusted_fact(
-        uow, statement=statement, source_text=source_text, client=client, at=at, subject=subj
+        uow,
+        statement=statement,
+        source_text=source_text,
+        client=client,
+        at=at,
+        subject=subj,
+        config=policy.selection,
     )
     return {
         "candidate_id": result.candidate_id,
-        "status": "pending",
+        "status": result.status,
         "evidence_ref": result.ref,
         "message": result.message + " Nothing proposed over MCP ever applies by itself.",
     }

@@ -2,12 +2,10 @@
 
 The caller's words are stored as what they are: a fragment of the caller's own source
 (`mcp:<client>`), authored `other`, on an untrusted channel. The candidate cites that
-fragment and waits for the owner; it is scored and marked decided-pending at once, so no
-later policy pass picks it up and applies it because of these words. Nothing proposed
-here ever applies by itself.
-
-`propose_untrusted_fact` is the one function to switch to the shared proposal service
-once the trust work (issue 10) lands it on main.
+fragment; the shared proposal service lands it and the one policy decides at once
+(`select.select_candidate`), so no later pass picks it up. Its only evidence is the
+caller's untrusted text, so the policy never applies it: it waits for the owner (or,
+under the owner's review floor, is dropped). Nothing proposed here ever applies by itself.
 """
 
 from __future__ import annotations
@@ -20,16 +18,22 @@ from datetime import datetime
 from persona_desktop.domain.model import (
     Author,
     CandidateStatus,
+    FactStatus,
     Kind,
     NewFragment,
     SourceInfo,
     Subject,
     Trust,
 )
+from persona_desktop.domain.policy import Limits, Verdict
+from persona_desktop.domain.proposals import NewFact, Via
+from persona_desktop.domain.scoring import DEFAULT_WEIGHTS
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import StateError
 from persona_desktop.ports import UnitOfWorkFactory
 from persona_desktop.services.ingest import store_fragments
+from persona_desktop.services.proposals import Proposed, land
+from persona_desktop.services.select import ApplyCounter, SelectConfig, select_candidate
 
 MAX_STATEMENT = 500
 MAX_SOURCE_TEXT = 4000
@@ -39,12 +43,16 @@ ORIGIN = "mcp"
 _CLIENT = re.compile(r"[^A-Za-z0-9_-]+")
 
 
+DEFAULT_SELECTION = SelectConfig(7, DEFAULT_WEIGHTS, Limits(0.6, 0.3, 3, 10))
+
+
 @dataclass(frozen=True, slots=True)
 class ProposalResult:
     candidate_id: int
     ref: str
     new: bool  # False: the same statement was already waiting; this is more evidence for it
     message: str
+    status: str = "pending"  # what the policy made of it: pending, or dropped (never applied)
 
 
 def clean_text(raw: object, limit: int) -> str:
@@ -67,6 +75,7 @@ def propose_untrusted_fact(
     client: str,
     at: datetime,
     subject: Subject = Subject.OWNER,
+    config: SelectConfig = DEFAULT_SELECTION,
 ) -> ProposalResult:
     """Add a pending candidate citing the caller's text as an untrusted source."""
     statement = " ".join(clean_text(statement, MAX_STATEMENT).split())
@@ -112,38 +121,40 @@ def propose_untrusted_fact(
                 )
         store_fragments(uow, source, [fragment], at)
         [stored] = uow.fragments.by_refs([ref]).values()
-        reason = f"proposed by another assistant ({client}) over MCP: only you can approve it"
-        if existing is None:
-            candidate_id = uow.candidates.add(
+        landed = land(
+            uow,
+            Proposed(
                 statement=statement,
                 subject=subject,
-                key=key,
                 category=None,
+                proposal=NewFact(Via(tool="propose_fact", cited_refs=(ref,))),
                 origin=ORIGIN,
                 run_id=None,
-                payload={"tool": "propose_fact", "client": client, "action": "add", "evidence": ORIGIN},
-                supersedes_fact_id=None,
-                created_at=at,
-            )
-            uow.candidates.set_scored(
-                candidate_id,
-                status=CandidateStatus.PENDING,
-                score=0.0,
-                signals={},
-                reason=reason,
-                supersedes_fact_id=None,
-            )
-        else:
-            candidate_id = existing.id
-        uow.candidates.add_evidence(candidate_id, [stored.id], None)
-        uow.journal.append(
-            at=at,
-            actor=ORIGIN,
-            action="candidate.proposed" if existing is None else "candidate.seen_again",
-            entity="candidate",
-            entity_id=candidate_id,
-            data={"statement": statement, "client": client, "evidence_refs": [ref], "reason": reason},
+                cited=[stored],
+                journal={"client": client},
+            ),
+            at,
         )
+        candidate = uow.candidates.get(landed.candidate_id)
+        assert candidate is not None
+        verdict = select_candidate(
+            uow,
+            candidate,
+            now=at,
+            config=config,
+            applied=uow.facts.all(FactStatus.APPLIED),
+            counter=ApplyCounter(),
+            run_id=None,
+        )
+        if verdict is Verdict.APPLY:  # the policy cannot, on untrusted evidence only: a bug
+            raise AssertionError(f"a proposal from {client} over MCP was applied without the owner")
+        decided = uow.candidates.get(landed.candidate_id)
         uow.commit()
+    candidate_id = landed.candidate_id
+    if verdict is Verdict.DROP:
+        reason = decided.reason if decided is not None else ""
+        return ProposalResult(
+            candidate_id, ref, landed.new, f"Candidate {candidate_id} was dropped ({reason}).", "dropped"
+        )
     said = "waits for the owner's review" if existing is None else "was already waiting; your text was added"
     return ProposalResult(candidate_id, ref, existing is None, f"Candidate {candidate_id} {said}.")

@@ -14,6 +14,7 @@ from typing import Any
 
 from persona_desktop.domain.dates import local_day_bounds
 from persona_desktop.domain.model import Candidate, CandidateStatus, Fact, FactStatus, Fragment, Kind
+from persona_desktop.domain.proposals import Forget, NewSkill, SkillPatch, is_fact
 from persona_desktop.domain.text import statement_key
 from persona_desktop.errors import NotFoundError, StateError
 from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
@@ -63,17 +64,13 @@ def _apply_candidate(uow: UnitOfWork, candidate: Candidate, statement: str, at: 
     return {"fact_id": fact_id, "superseded": superseded}
 
 
-def _is_proposal(candidate: Candidate) -> bool:
-    return skills.is_skill_payload(candidate.payload) or candidate.payload.get("action") == "forget"
-
-
 def _apply_proposal(uow: UnitOfWork, candidate: Candidate, at: datetime) -> dict[str, Any] | None:
-    """The turn review's proposals that are not new facts: forget a fact, write or patch a skill."""
-    payload = candidate.payload
-    if skills.is_skill_payload(payload):
-        return skills.apply_proposal(uow, payload, at)
-    if payload.get("action") == "forget":
-        fact = _fact(uow, int(payload["fact_id"]))
+    """The turn review's proposals that are not facts: forget a fact, write or patch a skill."""
+    proposal = candidate.proposal
+    if isinstance(proposal, NewSkill | SkillPatch):
+        return skills.apply_proposal(uow, proposal, at)
+    if isinstance(proposal, Forget):
+        fact = _fact(uow, proposal.fact_id)
         if fact.status is not FactStatus.APPLIED:
             raise StateError(f"fact {fact.id} is {fact.status.value}, nothing to forget")
         return {"forgot_fact_id": fact.id, "restored": _revert(uow, fact, at)}
@@ -92,7 +89,7 @@ def approve(
         if not text:
             raise StateError("an approved fact needs a statement")
         data: dict[str, Any] = {"statement": text, "previous_status": candidate.status.value}
-        if statement is not None and text != candidate.statement and _is_proposal(candidate):
+        if statement is not None and text != candidate.statement and not is_fact(candidate.proposal):
             raise StateError(
                 f"candidate {candidate_id} proposes a forget or a skill: approve or reject it as it is"
             )

@@ -5,8 +5,9 @@ every `review.skill_interval` turns a skill review (both due: one combined revie
 an owner who explicitly asks to remember something gets a memory review on that
 turn and the memory counter starts over. Tool sets (`review.allowed_toolsets`):
 `memory` (propose a fact, an update or a forget) and `skills` (propose a skill or a
-patch). Prompts are built in (resources/prompts); an unreadable override falls back
-to the built-in one with a warning for the owner.
+patch). Prompts are built in (package data: persona_desktop/resources/prompts, read
+with importlib.resources, so a wheel or a frozen bundle has them too); an unreadable
+override falls back to the built-in one with a warning for the owner.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from persona_desktop.config import Settings
 from persona_desktop.errors import PersonaError
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "resources" / "prompts"
+PROMPTS = ("resources", "prompts")  # in the persona_desktop package
 
 
 class ReviewKind(StrEnum):
@@ -183,11 +185,15 @@ def default_kind(config: ReviewConfig) -> ReviewKind:
 
 def load_prompt(kind: ReviewKind, config: ReviewConfig) -> tuple[str, str | None]:
     """The review prompt and, when an override could not be read, a warning for the owner."""
+    name = f"{kind.value}_review.md"
     try:
-        builtin = (PROMPTS_DIR / f"{kind.value}_review.md").read_text(encoding="utf-8")
-    except OSError:
+        builtin = (resources.files("persona_desktop") / PROMPTS[0] / PROMPTS[1] / name).read_text(
+            encoding="utf-8"
+        )
+    except (OSError, UnicodeDecodeError):
         raise PersonaError(
-            f"the built-in {kind.value} review prompt is missing from this installation ({PROMPTS_DIR})"
+            f"the built-in {kind.value} review prompt is missing from this installation "
+            f"(persona_desktop/{'/'.join(PROMPTS)}/{name}); reinstall Persona Desktop"
         ) from None
     path = config.prompt_paths.get(kind.value, "").strip()
     if not path:

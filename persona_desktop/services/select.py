@@ -1,19 +1,69 @@
-"""Phase 3 of the sleep cycle: score each new candidate and let the policy decide.
+"""Deciding one candidate: score it, ground it, and let the one policy decide.
 
-Each candidate is decided in its own transaction, so a run killed half-way
-leaves every candidate either decided (and journaled) or untouched.
+Used by phase 3 of the sleep cycle and by the turn review right after a proposal
+lands. Each candidate is decided in the caller's transaction, so a run killed
+half-way leaves every candidate either decided (and journaled) or untouched.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from persona_desktop.domain.model import Author, Candidate, CandidateStatus, Fact, Fragment
-from persona_desktop.domain.policy import PolicyInput, Verdict, decide
+from persona_desktop.domain.grounding import Grounding, Said, ground
+from persona_desktop.domain.model import (
+    Author,
+    Candidate,
+    CandidateStatus,
+    Fact,
+    FactStatus,
+    Fragment,
+    Kind,
+    Subject,
+    Trust,
+)
+from persona_desktop.domain.policy import Limits, PolicyInput, Tally, Verdict, decide
+from persona_desktop.domain.proposals import FactUpdate
 from persona_desktop.domain.scoring import EvidenceStats, score, signals_for
 from persona_desktop.domain.text import contradicts, statement_key, words
 from persona_desktop.ports import UnitOfWork
+
+MAX_SPEAKER = 40
+
+
+@dataclass(frozen=True, slots=True)
+class SelectConfig:
+    period_days: int
+    weights: dict[str, float]
+    limits: Limits
+
+
+class ApplyCounter:
+    """What the policy applied so far: per document (or conversation) and in all, for the caps."""
+
+    def __init__(self) -> None:
+        self.by_batch: Counter[str] = Counter()
+        self.total = 0
+
+    def tally(self, batch: str | None) -> Tally:
+        return Tally(self.by_batch[batch] if batch else 0, self.total)
+
+    def count(self, batch: str | None) -> None:
+        if batch:
+            self.by_batch[batch] += 1
+        self.total += 1
+
+    @classmethod
+    def of_run(cls, uow: UnitOfWork, run_id: int) -> ApplyCounter:
+        """The counts of a run already under way (a resumed one), from its journal."""
+        counter = cls()
+        for entry in uow.journal.all(actions=("fact.applied",)):
+            if entry.run_id == run_id and entry.actor == "policy":
+                batch = entry.data.get("batch")
+                counter.count(batch if isinstance(batch, str) else None)
+        return counter
 
 
 def independent_evidence(fragments: Sequence[Fragment]) -> list[Fragment]:
@@ -33,22 +83,51 @@ def independent_evidence(fragments: Sequence[Fragment]) -> list[Fragment]:
 
 def evidence_stats(candidate: Candidate, evidence: Sequence[Fragment], documents: int) -> EvidenceStats:
     independent = independent_evidence(evidence)
-    confidence = candidate.payload.get("confidence")
     return EvidenceStats(
         independent=len(independent),
         sessions=len({(f.source_id, f.session) for f in independent}),
         newest=max((f.captured_at for f in independent), default=None),
         documents=documents,
-        confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        confidence=candidate.proposal.via.confidence,
         statement_words=len(words(candidate.statement)),
     )
 
 
+def speaker(f: Fragment) -> str:
+    """Who wrote a fragment, as the owner reads it in a reason."""
+    if f.author is Author.OWNER:
+        if f.trust is Trust.TRUSTED:
+            return "your message"
+        return "your message in a group chat" if f.kind is Kind.CHAT else "your words on an untrusted channel"
+    if f.author is Author.ASSISTANT:
+        return "the assistant's message"
+    if f.author is Author.OTHER:
+        for field in ("forwarded_from", "saved_from"):
+            name = _name(f.locator.get(field))
+            if name:
+                return f"the message forwarded from {name}"
+        name = _name(f.locator.get("from"))
+        return f"{name}'s message" if name else "another person's message"
+    return {Kind.SCREEN: "screen text", Kind.SPEECH: "speech"}.get(f.kind, "a message of unknown author")
+
+
+def _name(raw: object) -> str:
+    if not isinstance(raw, str):
+        return ""
+    flat = " ".join(raw.split())
+    return flat if len(flat) <= MAX_SPEAKER else flat[: MAX_SPEAKER - 1] + "…"
+
+
+def ground_candidate(candidate: Candidate, evidence: Sequence[Fragment]) -> Grounding:
+    said = [Said(f.ref, f.text, f.is_owner_trusted, speaker(f)) for f in evidence]
+    return ground(candidate.statement, said, about_owner=candidate.subject is Subject.OWNER)
+
+
 def find_contradiction(candidate: Candidate, applied: Sequence[Fact]) -> int | None:
-    named = candidate.payload.get("updates_fact")
-    if isinstance(named, int):
+    proposal = candidate.proposal
+    if isinstance(proposal, FactUpdate):
         for fact in applied:
-            if fact.id == named and fact.key != candidate.key:
+            if fact.id == proposal.fact_id and fact.key != candidate.key:
                 return fact.id
     for fact in applied:
         if contradicts(candidate.statement, fact.statement):
@@ -61,37 +140,38 @@ def select_candidate(
     candidate: Candidate,
     *,
     now: datetime,
-    period_days: int,
-    weights: dict[str, float],
-    threshold: float,
-    review_floor: float,
+    config: SelectConfig,
     applied: list[Fact],
+    counter: ApplyCounter,
     run_id: int | None,
 ) -> Verdict:
     evidence = uow.candidates.evidence(candidate.id)
     stats = evidence_stats(candidate, evidence, uow.candidates.evidence_documents(candidate.id))
-    signals = signals_for(stats, now, period_days)
-    value = score(signals, weights)
+    signals = signals_for(stats, now, config.period_days)
+    value = score(signals, config.weights)
     known = next((f for f in applied if f.key == candidate.key and f.subject is candidate.subject), None)
     independent = independent_evidence(evidence)
     contradiction = find_contradiction(candidate, applied)
+    grounding = ground_candidate(candidate, independent)
+    batch = candidate.proposal.via.batch
     decision = decide(
         PolicyInput(
+            kind=candidate.proposal.kind,
             subject=candidate.subject,
             score=value,
-            cited_refs=len(evidence),
             rejected_refs=candidate.refs_rejected,
             evidence=len(independent),
             owner_trusted_evidence=sum(1 for f in independent if f.is_owner_trusted),
+            grounding=grounding,
+            cited_owner=candidate.proposal.via.cited_owner,
             contradicts_fact_id=contradiction,
             already_known_fact_id=known.id if known else None,
+            refused_before=uow.candidates.was_refused(candidate.key),
         ),
-        threshold,
-        review_floor,
+        config.limits,
+        counter.tally(batch),
     )
     verdict, reason = decision.verdict, decision.reason
-    if verdict is Verdict.APPLY and uow.candidates.was_refused(candidate.key):
-        verdict, reason = Verdict.PENDING, "you rejected or reverted this before"
     status = {
         Verdict.APPLY: CandidateStatus.APPLIED,
         Verdict.PENDING: CandidateStatus.PENDING,
@@ -107,11 +187,19 @@ def select_candidate(
     )
     data: dict[str, object] = {
         "statement": candidate.statement,
+        "kind": candidate.proposal.kind.value,
         "score": value,
         "signals": signals,
         "reason": reason,
         "evidence_refs": [f.ref for f in evidence],
         "independent_evidence": len(independent),
+        "grounding": {
+            "grounded": grounding.grounded,
+            "reason": grounding.reason,
+            "terms": list(grounding.terms),
+            "ref": grounding.ref,
+        },
+        "batch": batch,
     }
     if contradiction is not None:
         data["supersedes_fact_id"] = contradiction
@@ -125,8 +213,9 @@ def select_candidate(
             valid_from=stats.newest or now,
         )
         fact = uow.facts.get(fact_id)
-        assert fact is not None
+        assert fact is not None and fact.status is FactStatus.APPLIED
         applied.append(fact)
+        counter.count(batch)
         data["fact_id"] = fact_id
         uow.journal.append(
             at=now,

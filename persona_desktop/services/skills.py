@@ -1,8 +1,8 @@
 """Skills: procedural Markdown notes the assistant may follow, written only on the owner's approval.
 
-The turn review proposes a new skill or a patch to one (a candidate whose payload has
-`"kind": "skill"`); approving that candidate calls `apply_proposal`, and undoing the
-approval calls `undo_proposal` with what `apply_proposal` returned.
+The turn review proposes a new skill or a patch to one (a candidate whose proposal is
+a `NewSkill` or a `SkillPatch`); approving that candidate calls `apply_proposal`, and
+undoing the approval calls `undo_proposal` with what `apply_proposal` returned.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from persona_desktop.domain.proposals import SkillPatch, SkillProposal
 from persona_desktop.errors import StateError
 from persona_desktop.ports import Skill, UnitOfWork, UnitOfWorkFactory
 
@@ -29,10 +30,6 @@ def skill_name(raw: object) -> str:
     return text
 
 
-def is_skill_payload(payload: dict[str, Any]) -> bool:
-    return payload.get("kind") == "skill"
-
-
 def patched(content: str, old: str, new: str, name: str) -> str:
     if not old:
         raise StateError(f"a patch to skill {name} needs the text to replace")
@@ -43,28 +40,28 @@ def patched(content: str, old: str, new: str, name: str) -> str:
     return content.replace(old, new, 1)
 
 
-def check_proposal(uow: UnitOfWork, payload: dict[str, Any]) -> None:
+def check_proposal(uow: UnitOfWork, proposal: SkillProposal) -> None:
     """Raise StateError when the proposal cannot apply to the skills as they are now."""
-    name = skill_name(payload.get("name"))
+    name = skill_name(proposal.name)
     existing = uow.skills.by_name(name)
-    if payload.get("action") == "patch":
+    if isinstance(proposal, SkillPatch):
         if existing is None or existing.status != ACTIVE:
             raise StateError(f"there is no skill named {name} to patch")
-        patched(existing.content, str(payload.get("old", "")), str(payload.get("new", "")), name)
-    elif not str(payload.get("content", "")).strip():
+        patched(existing.content, proposal.old, proposal.new, name)
+    elif not proposal.content.strip():
         raise StateError(f"skill {name} has no content")
 
 
-def apply_proposal(uow: UnitOfWork, payload: dict[str, Any], at: datetime) -> dict[str, Any]:
+def apply_proposal(uow: UnitOfWork, proposal: SkillProposal, at: datetime) -> dict[str, Any]:
     """Write the proposed skill (or patch); returns what undo needs, for the journal."""
-    check_proposal(uow, payload)
-    name = skill_name(payload.get("name"))
+    check_proposal(uow, proposal)
+    name = skill_name(proposal.name)
     existing = uow.skills.by_name(name)
-    if payload.get("action") == "patch":
+    if isinstance(proposal, SkillPatch):
         assert existing is not None
-        content = patched(existing.content, str(payload.get("old", "")), str(payload.get("new", "")), name)
+        content = patched(existing.content, proposal.old, proposal.new, name)
     else:
-        content = str(payload["content"]).strip() + "\n"
+        content = proposal.content.strip() + "\n"
     if existing is None:
         skill_id = uow.skills.add(name, content, at)
         return {"skill_id": skill_id, "skill_name": name, "skill_previous": None}

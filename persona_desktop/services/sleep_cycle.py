@@ -36,14 +36,14 @@ from persona_desktop.domain.extraction import (
     parse_generalization,
 )
 from persona_desktop.domain.model import CandidateStatus, FactStatus, RunStatus
-from persona_desktop.domain.policy import Verdict
+from persona_desktop.domain.policy import Limits, Verdict
 from persona_desktop.errors import LeaseLostError, LLMError, StoreError, TransientLLMError
 from persona_desktop.ports import LLM, Clock, UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.collect import store_extraction
 from persona_desktop.services.llm_calls import Cancelled, call_with_retries
 from persona_desktop.services.prompts import extraction_messages, generalization_messages
 from persona_desktop.services.reading_plan import Backlog, backlog, plan_batch, record_backlog
-from persona_desktop.services.select import select_candidate
+from persona_desktop.services.select import ApplyCounter, SelectConfig, select_candidate
 
 LEASE = "sleep"
 MAX_DOCUMENT_FAILURES = 3
@@ -64,6 +64,8 @@ class SleepConfig:
     retries: int = 2
     backoff_s: float = 1.0
     llm_timeout_s: float = 120.0
+    auto_apply_per_document: int = 3
+    auto_apply_per_run: int = 10
 
     @property
     def lease_ttl_s(self) -> float:
@@ -84,6 +86,21 @@ class SleepConfig:
             retries=int(s.get("ollama.retries")),
             backoff_s=float(s.get("ollama.retry_backoff_seconds")),
             llm_timeout_s=float(s.get("ollama.timeout_seconds")),
+            auto_apply_per_document=int(s.get("sleep.auto_apply_per_document")),
+            auto_apply_per_run=int(s.get("sleep.auto_apply_per_run")),
+        )
+
+    def selection(self) -> SelectConfig:
+        """What the policy decides with: the same for the cycle and the turn review."""
+        return SelectConfig(
+            period_days=self.period_days,
+            weights=self.weights,
+            limits=Limits(
+                threshold=self.threshold,
+                review_floor=self.review_floor,
+                per_document=self.auto_apply_per_document,
+                per_run=self.auto_apply_per_run,
+            ),
         )
 
 
@@ -250,6 +267,8 @@ class SleepCycle:
                     self._cfg.threshold,
                     self._cfg.review_floor,
                     sorted(self._cfg.weights.items()),
+                    self._cfg.auto_apply_per_document,
+                    self._cfg.auto_apply_per_run,
                 ]
             ).encode()
         )
@@ -533,6 +552,8 @@ class SleepCycle:
         with self._uow.read() as uow:
             todo = uow.candidates.unscored()
             applied = uow.facts.all(FactStatus.APPLIED)
+            counter = ApplyCounter.of_run(uow, run_id)  # a resumed run keeps its caps
+        config = self._cfg.selection()
         for index, candidate in enumerate(todo):
             if cancel():
                 raise Cancelled
@@ -546,11 +567,9 @@ class SleepCycle:
                     uow,
                     fresh,
                     now=self._clock.now(),
-                    period_days=self._cfg.period_days,
-                    weights=self._cfg.weights,
-                    threshold=self._cfg.threshold,
-                    review_floor=self._cfg.review_floor,
+                    config=config,
                     applied=applied,
+                    counter=counter,
                     run_id=run_id,
                 )
                 uow.commit()

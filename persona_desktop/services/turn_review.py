@@ -5,28 +5,37 @@ prompt, through tool calling, for at most `review.max_iterations` rounds and
 `review.timeout_seconds` (when and with which tools: `review_setup`). Its tools only
 propose: each proposal becomes a candidate (origin "review") in the same pending
 queue as the sleep cycle's, with the conversation's messages as evidence, and the
-same deterministic policy decides. A forget, a fact update and a skill never apply
-by themselves. Any tool outside the allowed tool sets is refused, told to the model
+same deterministic policy decides (`select.select_candidate`), with the auto-apply
+caps counted per review run. A forget, a fact update and a skill never apply by
+themselves. Any tool outside the allowed tool sets is refused, told to the model
 and journaled.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from persona_desktop.domain.model import Author, Candidate, CandidateStatus, FactStatus, Subject
+from persona_desktop.domain.finite import json_safe
+from persona_desktop.domain.model import Author, Fact, FactStatus, Subject
 from persona_desktop.domain.policy import Verdict
-from persona_desktop.domain.scoring import score, signals_for
-from persona_desktop.domain.text import statement_key
+from persona_desktop.domain.proposals import (
+    FactUpdate,
+    Forget,
+    NewFact,
+    NewSkill,
+    Proposal,
+    SkillPatch,
+    SkillProposal,
+    Via,
+)
 from persona_desktop.errors import LLMError, StateError
 from persona_desktop.ports import ChatModel, Clock, UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.chat import ChatMessage
+from persona_desktop.services.proposals import Proposed, land
 from persona_desktop.services.review_setup import (
     TOOL_NOUNS,
     TOOLSETS,
@@ -38,7 +47,7 @@ from persona_desktop.services.review_setup import (
     load_prompt,
     tool_schema,
 )
-from persona_desktop.services.select import evidence_stats, select_candidate
+from persona_desktop.services.select import ApplyCounter, select_candidate
 from persona_desktop.services.skills import check_proposal, skill_name
 from persona_desktop.services.sleep_cycle import SleepConfig
 
@@ -57,6 +66,7 @@ __all__ = [
 
 MAX_SNAPSHOT = 60
 MAX_STATEMENT = 500
+MAX_REFS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +80,11 @@ class Snapshot:
     def model_messages(self, review_prompt: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"role": "system", "content": self.system_prompt}]
         for m in self.messages:
-            out.append({"role": "user" if m.role == "owner" else "assistant", "content": m.text})
+            if m.role == "assistant":
+                out.append({"role": "assistant", "content": m.text})
+            else:  # someone else's words reach the model marked as such, never as the owner's
+                text = m.text if m.role == "owner" else f"(written by someone else) {m.text}"
+                out.append({"role": "user", "content": text})
         listing = "\n".join(f"[{m.ref}] {m.role}: {m.text}" for m in self.messages)
         out.append(
             {
@@ -173,6 +187,7 @@ class TurnReview:
         messages = snapshot.model_messages(prompt)
         tools = [tool_schema(t) for t in allowed]
         by_ref = {m.ref: m for m in snapshot.messages}
+        counter = ApplyCounter()  # the auto-apply caps count per review run
         try:
             while True:
                 if cancel():
@@ -194,7 +209,12 @@ class TurnReview:
                         "role": "assistant",
                         "content": str(reply.get("content") or ""),
                         "tool_calls": [
-                            {"function": {"name": c.get("name"), "arguments": c.get("arguments") or {}}}
+                            {
+                                "function": {
+                                    "name": c.get("name"),
+                                    "arguments": json_safe(c.get("arguments") or {}),
+                                }
+                            }
                             for c in calls
                         ],
                     }
@@ -203,7 +223,13 @@ class TurnReview:
                     name = str(call.get("name") or "")
                     args = call.get("arguments")
                     result = self._handle(
-                        snapshot, by_ref, name, args if isinstance(args, dict) else {}, allowed, outcome
+                        snapshot,
+                        by_ref,
+                        name,
+                        args if isinstance(args, dict) else {},
+                        allowed,
+                        outcome,
+                        counter,
                     )
                     messages.append({"role": "tool", "tool_name": name, "content": result})
         except LLMError as exc:
@@ -221,6 +247,7 @@ class TurnReview:
         args: dict[str, Any],
         allowed: list[str],
         outcome: ReviewOutcome,
+        counter: ApplyCounter,
     ) -> str:
         if name not in allowed:
             outcome.refused.append(name)
@@ -235,7 +262,7 @@ class TurnReview:
             )
         try:
             with self._uow() as uow:
-                text, verdict, candidate_id = self._propose(uow, snapshot, by_ref, name, args)
+                text, verdict, candidate_id = self._propose(uow, snapshot, by_ref, name, args, counter)
                 uow.commit()
         except (_Refused, StateError) as exc:
             self._journal(
@@ -260,187 +287,110 @@ class TurnReview:
         by_ref: dict[str, ChatMessage],
         name: str,
         args: dict[str, Any],
+        counter: ApplyCounter,
     ) -> tuple[str, Verdict, int]:
         refs = args.get("refs")
-        cited = [str(r) for r in refs] if isinstance(refs, list) else []
+        cited = list(dict.fromkeys(str(r)[:200] for r in refs[:MAX_REFS])) if isinstance(refs, list) else []
         unknown = [r for r in cited if r not in by_ref]
-        owner_refs = [r for r in cited if r in by_ref and by_ref[r].role == "owner"]
-        uncited = not owner_refs
-        if uncited:  # nothing usable cited: the owner's messages of the snapshot (never auto-applied)
+        known = uow.fragments.by_refs([r for r in cited if r in by_ref])
+        found = [known[r] for r in cited if r in known]
+        cited_owner = any(f.author is Author.OWNER for f in found)
+        if not cited_owner:  # nothing usable cited: the owner's messages stand in (never auto-applied)
             owner_refs = [m.ref for m in snapshot.messages if m.role == "owner"]
-        fragments = uow.fragments.by_refs(owner_refs)
-        evidence = [f for f in fragments.values() if f.author is Author.OWNER]
-        if not evidence:
+            found += [f for f in uow.fragments.by_refs(owner_refs).values() if f.author is Author.OWNER]
+        if not any(f.author is Author.OWNER for f in found):
             raise _Refused("no message of the owner in this conversation supports it")
-        payload: dict[str, Any] = {
-            "conversation": snapshot.conversation_id,
-            "tool": name,
-            "cited_refs": cited,
-            "evidence": "snapshot" if uncited else "cited",
-        }
-        subject = Subject.OWNER
-        category: str | None = _text(args.get("category"), 40) or None
-        supersedes: int | None = None
-        if name in ("propose_fact", "propose_fact_update"):
-            statement = _text(args.get("statement"), MAX_STATEMENT)
-            if not statement:
-                raise _Refused("a fact needs a statement")
-            key = statement_key(statement)
-            if name == "propose_fact":
-                raw_subject = str(args.get("subject") or "owner").strip().lower()
-                subject = (
-                    Subject(raw_subject) if raw_subject in Subject._value2member_map_ else Subject.UNKNOWN
-                )
-                payload["action"] = "add"
-            else:
-                target = self._applied_fact(uow, args.get("fact_id"))
-                subject, category = target.subject, category or target.category
-                payload.update(action="update", fact_id=target.id, updates_fact=target.id)
-                supersedes = target.id
-        elif name == "propose_forget":
-            target = self._applied_fact(uow, args.get("fact_id"))
-            reason = _text(args.get("reason"), MAX_STATEMENT) or "no reason given"
-            statement = f"Forget: {target.statement}"
-            key = f"forget:{target.id}"
-            subject, category = target.subject, target.category
-            payload.update(action="forget", fact_id=target.id, reason=reason)
-        else:
-            skill = skill_name(args.get("name"))
-            if name == "propose_skill":
-                content = _text(args.get("content"), 20_000, keep_lines=True)
-                payload.update(kind="skill", action="create", name=skill, content=content)
-                statement = f"New skill {skill}: {_condensed(content)}"
-            else:
-                old, new = str(args.get("old_text") or ""), str(args.get("new_text") or "")
-                payload.update(kind="skill", action="patch", name=skill, old=old, new=new)
-                statement = f"Patch skill {skill}: replace \u201c{_condensed(old)}\u201d with \u201c{_condensed(new)}\u201d"
-            check_proposal(uow, payload)
-            digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-            key, category = f"skill:{skill}:{digest}", "skill"
-        return self._land(
-            uow, snapshot, statement, subject, key, category, payload, supersedes, evidence, unknown
+        via = Via(
+            conversation=snapshot.conversation_id, tool=name, cited_refs=tuple(cited), cited_owner=cited_owner
         )
-
-    def _applied_fact(self, uow: UnitOfWork, raw: object) -> Any:
-        try:
-            fact_id = int(str(raw))
-        except ValueError:
-            raise _Refused(f"{raw!r} is not a fact number") from None
-        fact = uow.facts.get(fact_id)
-        if fact is None or fact.status is not FactStatus.APPLIED:
-            raise _Refused(f"fact {fact_id} is not a current fact")
-        return fact
-
-    def _land(
-        self,
-        uow: UnitOfWork,
-        snapshot: Snapshot,
-        statement: str,
-        subject: Subject,
-        key: str,
-        category: str | None,
-        payload: dict[str, Any],
-        supersedes: int | None,
-        evidence: list[Any],
-        unknown: list[str],
-    ) -> tuple[str, Verdict, int]:
-        now = self._clock.now()
-        existing = uow.candidates.open_by_key(key, subject)
-        if existing is None:
-            candidate_id = uow.candidates.add(
+        statement, subject, category, proposal = self._proposal(uow, name, args, via)
+        landed = land(
+            uow,
+            Proposed(
                 statement=statement,
                 subject=subject,
-                key=key,
                 category=category,
+                proposal=proposal,
                 origin="review",
                 run_id=None,
-                payload=payload,
-                supersedes_fact_id=supersedes,
-                created_at=now,
-            )
-        else:
-            candidate_id = existing.id
-            uow.candidates.mark_unscored(candidate_id)
-        uow.candidates.add_evidence(candidate_id, [f.id for f in evidence], None)
-        if unknown:
-            uow.candidates.note_rejected_refs(candidate_id, len(unknown))
-        uow.journal.append(
-            at=now,
-            actor="review",
-            action="candidate.proposed" if existing is None else "candidate.seen_again",
-            entity="candidate",
-            entity_id=candidate_id,
-            data={
-                "statement": statement,
-                "subject": subject.value,
-                "conversation": snapshot.conversation_id,
-                "tool": payload["tool"],
-                "refs": payload["cited_refs"],
-                "evidence_refs": [f.ref for f in evidence],
-                "rejected_refs": unknown,
-            },
+                cited=found,
+                rejected_refs=unknown,
+                journal={"conversation": snapshot.conversation_id, "tool": name},
+            ),
+            self._clock.now(),
         )
-        candidate = uow.candidates.get(candidate_id)
+        candidate = uow.candidates.get(landed.candidate_id)
         assert candidate is not None
-        if (
-            payload.get("action") == "forget"
-            or payload.get("kind") == "skill"
-            or payload.get("evidence") == "snapshot"
-        ):
-            verdict, reason = Verdict.PENDING, self._hold(uow, candidate, now)
-        else:
-            cfg = self._sleep
-            applied = uow.facts.all(FactStatus.APPLIED)
-            verdict = select_candidate(
-                uow,
-                candidate,
-                now=now,
-                period_days=cfg.period_days,
-                weights=cfg.weights,
-                threshold=cfg.threshold,
-                review_floor=cfg.review_floor,
-                applied=applied,
-                run_id=None,
-            )
-            decided = uow.candidates.get(candidate_id)
-            reason = decided.reason if decided is not None and decided.reason else verdict.value
-            if verdict is Verdict.APPLY and payload.get("action") == "update":  # the policy never may
-                raise AssertionError("a fact update was applied without the owner")
+        verdict = select_candidate(
+            uow,
+            candidate,
+            now=self._clock.now(),
+            config=self._sleep.selection(),
+            applied=uow.facts.all(FactStatus.APPLIED),
+            counter=counter,
+            run_id=None,
+        )
+        decided = uow.candidates.get(landed.candidate_id)
+        reason = decided.reason if decided is not None and decided.reason else verdict.value
+        cid = landed.candidate_id
         said = {
-            Verdict.APPLY: f"applied by the policy as a proven owner fact (candidate {candidate_id})",
-            Verdict.PENDING: f"waiting for the owner's review as candidate {candidate_id} ({reason})",
+            Verdict.APPLY: f"applied by the policy as a proven owner fact (candidate {cid})",
+            Verdict.PENDING: f"waiting for the owner's review as candidate {cid} ({reason})",
             Verdict.DROP: f"dropped by the policy ({reason})",
         }[verdict]
-        return f"Proposed: {said}.", verdict, candidate_id
+        return f"Proposed: {said}.", verdict, cid
 
-    def _hold(self, uow: UnitOfWork, candidate: Candidate, now: Any) -> str:
-        """Score like the policy does, but keep it pending: only the owner may forget or write skills."""
-        cfg = self._sleep
-        ev = uow.candidates.evidence(candidate.id)
-        signals = signals_for(evidence_stats(candidate, ev, 0), now, cfg.period_days)
-        if candidate.payload.get("kind") == "skill":
-            reason = "a skill always waits for your approval"
-        elif candidate.payload.get("action") == "forget":
-            reason = "a forget always waits for your approval"
-        else:  # the whole conversation stands in as evidence: it proves nothing by itself
-            reason = "the review cited none of your messages; waits for your approval"
-        uow.candidates.set_scored(
-            candidate.id,
-            status=CandidateStatus.PENDING,
-            score=score(signals, cfg.weights),
-            signals=signals,
-            reason=reason,
-            supersedes_fact_id=None,
-        )
-        uow.journal.append(
-            at=now,
-            actor="policy",
-            action="candidate.pending",
-            entity="candidate",
-            entity_id=candidate.id,
-            data={"statement": candidate.statement, "reason": reason, "evidence_refs": [f.ref for f in ev]},
-        )
-        return reason
+    def _proposal(
+        self, uow: UnitOfWork, name: str, args: dict[str, Any], via: Via
+    ) -> tuple[str, Subject, str | None, Proposal]:
+        """The tool call as a typed proposal: its statement, subject and category too."""
+        category: str | None = _text(args.get("category"), 40) or None
+        if name == "propose_fact":
+            statement = self._statement(args)
+            raw_subject = str(args.get("subject") or "owner").strip().lower()
+            subject = Subject(raw_subject) if raw_subject in Subject._value2member_map_ else Subject.UNKNOWN
+            return statement, subject, category, NewFact(via)
+        if name == "propose_fact_update":
+            statement = self._statement(args)
+            target = self._applied_fact(uow, args.get("fact_id"))
+            return statement, target.subject, category or target.category, FactUpdate(target.id, via)
+        if name == "propose_forget":
+            target = self._applied_fact(uow, args.get("fact_id"))
+            reason = _text(args.get("reason"), MAX_STATEMENT) or "no reason given"
+            return (
+                f"Forget: {target.statement}",
+                target.subject,
+                target.category,
+                Forget(target.id, reason, via),
+            )
+        skill = skill_name(args.get("name"))
+        proposal: SkillProposal
+        if name == "propose_skill":
+            content = _text(args.get("content"), 20_000, keep_lines=True)
+            proposal = NewSkill(skill, content, via)
+            statement = f"New skill {skill}: {_condensed(content)}"
+        else:
+            old, new = str(args.get("old_text") or ""), str(args.get("new_text") or "")
+            proposal = SkillPatch(skill, old, new, via)
+            statement = f"Patch skill {skill}: replace \u201c{_condensed(old)}\u201d with \u201c{_condensed(new)}\u201d"
+        check_proposal(uow, proposal)
+        return statement, Subject.OWNER, "skill", proposal
+
+    @staticmethod
+    def _statement(args: dict[str, Any]) -> str:
+        statement = _text(args.get("statement"), MAX_STATEMENT)
+        if not statement:
+            raise _Refused("a fact needs a statement")
+        return statement
+
+    def _applied_fact(self, uow: UnitOfWork, raw: object) -> Fact:
+        text = str(raw).strip()
+        if not text.isdigit() or len(text) > 18:
+            raise _Refused(f"{str(raw)[:40]!r} is not a fact number")
+        fact = uow.facts.get(int(text))
+        if fact is None or fact.status is not FactStatus.APPLIED:
+            raise _Refused(f"fact {text} is not a current fact")
+        return fact
 
     def _journal(self, action: str, snapshot: Snapshot, data: dict[str, Any]) -> None:
         with self._uow() as uow:
@@ -468,4 +418,6 @@ def _condensed(text: str, limit: int = 400) -> str:
 
 
 def _clip(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v[:200] if isinstance(v, str) else v) for k, v in list(args.items())[:10]}
+    """The model's arguments as journaled: short, and strict JSON (a NaN becomes null)."""
+    clipped = {str(k)[:60]: (v[:200] if isinstance(v, str) else v) for k, v in list(args.items())[:10]}
+    return dict(json_safe(clipped))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from persona_desktop.domain.model import Candidate
+from persona_desktop.domain.proposals import Forget, NewSkill, Proposal, SkillPatch
 from persona_desktop.domain.scoring import SIGNALS
 from persona_desktop.services.explain import SIGNAL_WORDS, why_waiting
 from persona_desktop.services.explain import local_time as local
@@ -75,22 +75,22 @@ def score_html(c: Candidate, weights: Mapping[str, float], threshold: float, sho
     return "".join(parts)
 
 
-def proposal_html(payload: dict[str, Any]) -> str:
+def proposal_html(proposal: Proposal) -> str:
     """What a chat-review proposal would change, in full: a skill's Markdown, a patch, a forget."""
     pre = "<pre style='white-space: pre-wrap; background:#f6f6f6; color:#202124'>{}</pre>"
-    if payload.get("kind") == "skill" and payload.get("action") == "create":
-        return f"<p><b>New skill {html.escape(str(payload.get('name')))}</b></p>" + pre.format(
-            html.escape(str(payload.get("content", "")))
+    if isinstance(proposal, NewSkill):
+        return f"<p><b>New skill {html.escape(proposal.name)}</b></p>" + pre.format(
+            html.escape(proposal.content)
         )
-    if payload.get("kind") == "skill" and payload.get("action") == "patch":
+    if isinstance(proposal, SkillPatch):
         return (
-            f"<p><b>Patch of skill {html.escape(str(payload.get('name')))}</b>: replace</p>"
-            + pre.format(html.escape(str(payload.get("old", ""))))
+            f"<p><b>Patch of skill {html.escape(proposal.name)}</b>: replace</p>"
+            + pre.format(html.escape(proposal.old))
             + "<p>with</p>"
-            + pre.format(html.escape(str(payload.get("new", ""))))
+            + pre.format(html.escape(proposal.new))
         )
-    if payload.get("action") == "forget":
-        return f"<p><b>Forget fact {payload.get('fact_id')}</b>, because: {html.escape(str(payload.get('reason', '')))}</p>"
+    if isinstance(proposal, Forget):
+        return f"<p><b>Forget fact {proposal.fact_id}</b>, because: {html.escape(proposal.reason)}</p>"
     return ""
 
 
@@ -105,7 +105,7 @@ def candidate_html(c: Candidate, weights: Mapping[str, float], threshold: float,
         f" on {local(c.created_at)}{category}</p>"
         f"<p><b>Why it waits for you</b></p><ul style='margin-left:-20px'>{reasons}</ul>"
         f"{score_html(c, weights, threshold, show_weights)}"
-        f"{proposal_html(c.payload)}"
+        f"{proposal_html(c.proposal)}"
         "<p><b>Where it comes from</b></p>"
     )
 

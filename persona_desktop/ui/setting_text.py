@@ -97,6 +97,18 @@ TEXTS: dict[str, Text] = {
     "sleep.review_floor": Text(
         "Ask me about proposals from a score of", "Weaker proposals are set aside, not shown.", "", SCORE
     ),
+    "sleep.auto_apply_per_document": Text(
+        "Add by itself at most, from one conversation",
+        "More than this from one conversation or page waits for you: too many at once. 0: always ask me.",
+        " facts",
+        SCORE,
+    ),
+    "sleep.auto_apply_per_run": Text(
+        "Add by itself at most, per night or chat review",
+        "The rest waits for you. 0: always ask me.",
+        " facts",
+        SCORE,
+    ),
     "sleep.weights.relevance": Text("Weight: how much it says about you", "", "", SCORE),
     "sleep.weights.frequency": Text("Weight: how often it came up", "", "", SCORE),
     "sleep.weights.diversity": Text("Weight: in how many separate conversations", "", "", SCORE),

@@ -230,6 +230,15 @@ class SqlFragments:
         value: datetime | None = self._conn.execute(q).scalar()  # max() keeps the column's type
         return value
 
+    def latest_by_author(self, author: Author) -> list[tuple[int, datetime]]:
+        q = (
+            sa.select(fragments.c.source_id, sa.func.max(fragments.c.captured_at).label("last"))
+            .where(fragments.c.author == author.value)
+            .group_by(fragments.c.source_id)
+            .order_by(sa.desc("last"), sa.desc(fragments.c.source_id))
+        )
+        return [(int(source_id), last) for source_id, last in self._conn.execute(q)]
+
     def of_source(self, source_id: int) -> list[Fragment]:
         q = sa.select(fragments).where(fragments.c.source_id == source_id).order_by(fragments.c.id)
         return [row_to_fragment(r) for r in self._conn.execute(q)]

@@ -19,6 +19,7 @@ from persona_desktop.domain.model import (
     Observation,
     Subject,
 )
+from persona_desktop.domain.proposals import Proposal, from_payload, to_payload
 
 _OPEN = (CandidateStatus.PENDING.value,)
 _b = sa.bindparam
@@ -79,7 +80,7 @@ def _candidate(row: Any) -> Candidate:
         run_id=row.run_id,
         supersedes_fact_id=row.supersedes_fact_id,
         reason=row.reason,
-        payload=row.payload,
+        proposal=from_payload(row.payload),
         created_at=row.created_at,
         scored=bool(row.scored),
         refs_rejected=row.refs_rejected,
@@ -115,7 +116,7 @@ class SqlCandidates:
         category: str | None,
         origin: str,
         run_id: int | None,
-        payload: dict[str, Any],
+        proposal: Proposal,
         supersedes_fact_id: int | None,
         created_at: datetime,
     ) -> int:
@@ -130,7 +131,7 @@ class SqlCandidates:
                 "run_id": run_id,
                 "status": CandidateStatus.PENDING.value,
                 "signals": {},
-                "payload": payload,
+                "payload": to_payload(proposal),
                 "supersedes_fact_id": supersedes_fact_id,
                 "created_at": created_at,
                 "scored": False,
@@ -161,8 +162,8 @@ class SqlCandidates:
     def note_rejected_refs(self, candidate_id: int, count: int) -> None:
         self._conn.execute(_REJECTED_REFS, {"cid": candidate_id, "count": count})
 
-    def set_payload(self, candidate_id: int, payload: dict[str, Any]) -> None:
-        self._conn.execute(_SET_PAYLOAD, {"cid": candidate_id, "payload": payload})
+    def set_proposal(self, candidate_id: int, proposal: Proposal) -> None:
+        self._conn.execute(_SET_PAYLOAD, {"cid": candidate_id, "payload": to_payload(proposal)})
 
     def set_scored(
         self,

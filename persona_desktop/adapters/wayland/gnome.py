@@ -15,7 +15,7 @@ from jeepney import DBusAddress
 
 from persona_desktop.adapters.wayland.dbus import DBusCallError, DBusReplyError, SessionBus, expect_str
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
 
 WINDOWS = DBusAddress(
@@ -92,5 +92,5 @@ def parse_list(items: object, details: object = None) -> list[WindowDesc]:
         app = w.get("wm_class") or w.get("wm_class_instance") or ""
         out.append(WindowDesc(str(w.get("title") or "")[:MAX_TITLE], str(app)[:MAX_TITLE],
                               (x, y, x + width, y + height), w.get("focus") is True,
-                              wid if wid is not None else 0))  # fmt: skip
+                              wid if wid is not None else 0, as_pid(w.get("pid"))))  # fmt: skip
     return out

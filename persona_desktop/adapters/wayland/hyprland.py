@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
 
 TIMEOUT_S = 2.0
@@ -137,6 +137,7 @@ def visible_clients(clients: object, monitors: object) -> list[WindowDesc]:
             box=(at[0], at[1], at[0] + size[0], at[1] + size[1]),
             active=focus == 0,
             wid=n + 1,
+            pid=as_pid(c.get("pid")),
         )
         ranked.append((layer, -(focus if focus is not None else 1_000_000), desc))
     ranked.sort(key=lambda r: (r[0], r[1]))

@@ -28,7 +28,7 @@ from persona_desktop.adapters.wayland.dbus import (
     expect_str,
 )
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
 
 KWIN = "org.kde.KWin"
@@ -57,7 +57,7 @@ SCRIPT = """(function () {
     }
     if (!on) continue;
     var g = w.frameGeometry || w.geometry;
-    out.push({title: String(w.caption || ""), app: String(w.resourceClass || ""),
+    out.push({title: String(w.caption || ""), app: String(w.resourceClass || ""), pid: w.pid,
               x: g.x, y: g.y, width: g.width, height: g.height, active: w === active});
   }
   var s = ws.virtualScreenGeometry;
@@ -178,5 +178,5 @@ def parse_windows(report: dict[str, object]) -> list[WindowDesc]:
         if box is None:
             raise WindowListError(UNPLACED)
         out.append(WindowDesc(str(w.get("title", ""))[:MAX_TITLE], str(w.get("app", ""))[:MAX_TITLE],
-                              box, w.get("active") is True, n))  # fmt: skip
+                              box, w.get("active") is True, n, as_pid(w.get("pid"))))  # fmt: skip
     return out

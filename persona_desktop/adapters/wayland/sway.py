@@ -13,7 +13,7 @@ import socket
 import struct
 from collections.abc import Iterator, Mapping
 
-from persona_desktop.capture.screen_ports import Box, WindowDesc
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError, PersonaError
 
 MAGIC = b"i3-ipc"
@@ -154,4 +154,5 @@ def _view(node: Mapping[str, object]) -> WindowDesc | None:
         box=box,
         active=node.get("focused") is True,
         wid=wid if isinstance(wid, int) and not isinstance(wid, bool) else 0,
+        pid=as_pid(node.get("pid")),
     )

@@ -1,0 +1,156 @@
+"""The app's own windows and notifications, as the capture loop sees them (Qt offscreen).
+
+The tracker follows the app's top-level widgets (menus included) as they show, move and
+hide; a notification makes the loop read no frame at all for its time on screen."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from PIL import Image
+from PySide6.QtCore import QPoint
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
+from pytestqt.qtbot import QtBot
+
+from persona_desktop.app import build_shell
+from persona_desktop.bootstrap import Runtime
+from persona_desktop.capture.screen_pipeline import ScreenPipeline
+from persona_desktop.capture.screen_ports import (
+    Frame,
+    Monitor,
+    NoWindowInfo,
+    OwnScreen,
+    WindowDesc,
+)
+from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
+from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.own_windows import OwnWindowTracker
+from tests.screen_support import CountingOcr, render_lines
+from tests.ui_support import ui_ctx
+
+__all__ = ["ui_ctx"]  # a fixture
+
+
+MINE, OTHERS = "Approve the owner keeps a zebra", "Buy milk on the way home"
+HALF = 640
+
+
+def two_windows() -> Frame:
+    """A monitor: the app's window on the left half, another program's on the right."""
+    image = Image.new("RGB", (2 * HALF, 120), "white")
+    image.paste(render_lines([MINE], size=(HALF, 120)).image, (0, 0))
+    image.paste(render_lines([OTHERS], size=(HALF, 120)).image, (HALF, 0))
+    return Frame(Monitor(1, 0, 0, 2 * HALF, 120), np.asarray(image))
+
+
+OURS_BOX = (0, 0, HALF, 120)
+OTHER = WindowDesc("Notes", "gedit", (HALF, 0, 2 * HALF, 120), pid=77)
+
+
+def _read(listed: list[WindowDesc], ocr: CountingOcr, own_pid: int = 4242) -> tuple[str, list[str]]:
+    pipeline = ScreenPipeline(ocr, ExclusionRules.of([], [], own_pid=own_pid))
+    result = pipeline.process(two_windows(), listed, datetime.now(UTC), force=True)
+    return result.status, [f.text for f in result.fragments]
+
+
+def test_the_tracker_follows_windows_and_menus(qapp: QApplication, qtbot: QtBot) -> None:
+    ticks = [100.0]
+    tracker = OwnWindowTracker(qapp, monotonic=lambda: ticks[0])
+    tracker.watch()
+    try:
+        window = QWidget()
+        qtbot.addWidget(window)
+        window.setGeometry(100, 120, 300, 200)
+        window.show()
+        seen = tracker.screen()
+        assert seen.placed and seen.windows and not seen.popups
+        assert any(b[0] <= 100 and b[1] <= 120 and b[2] >= 400 and b[3] >= 320 for b in seen.boxes)
+        menu = QMenu()
+        menu.addAction("Approve: The owner keeps a zebra")
+        menu.popup(QPoint(700, 500))
+        qtbot.waitUntil(menu.isVisible)
+        assert tracker.screen().popups
+        assert any(b[0] <= 700 <= b[2] and b[1] <= 500 <= b[3] for b in tracker.screen().boxes)
+        menu.close()
+        window.hide()
+        just_hidden = tracker.screen()
+        assert just_hidden.boxes and just_hidden.windows, "a window just hidden may still fade out"
+        ticks[0] += 2
+        assert tracker.screen() == OwnScreen()
+        tracker.notification_shown(10)
+        assert tracker.screen().notification
+        ticks[0] += 12
+        assert tracker.screen().notification  # the margin: servers animate and linger
+        ticks[0] += 2
+        assert not tracker.screen().notification
+    finally:
+        tracker.close()
+
+
+def test_a_notification_of_the_app_s_drops_the_whole_frame(
+    ui_ctx: UiContext, runtime: Runtime, qtbot: QtBot
+) -> None:
+    shell = build_shell(ui_ctx, runtime)
+    try:
+        [tracker] = shell.findChildren(OwnWindowTracker)
+        windows = WithOwnWindows(NoWindowInfo(), tracker)
+        ocr = CountingOcr()
+        status, texts = _read(windows.windows(), ocr, own_pid=-1)
+        assert status == "ocr" and OTHERS in texts
+        shell.notify("Persona Desktop", "Memory: 2 facts added, 1 waiting for your review")
+        assert tracker.screen().notification
+        listed = windows.windows()
+        assert [w.active for w in listed] == [True]
+        read_before = len(ocr.shapes)
+        assert _read(listed, ocr, own_pid=os.getpid()) == ("excluded", [])
+        assert len(ocr.shapes) == read_before  # not a pixel was read
+    finally:
+        assert shell.shutdown()
+
+
+def test_the_app_s_focused_window_is_masked_not_a_reason_to_drop_the_frame() -> None:
+    me = WindowDesc("Persona Desktop — Review", "persona-desktop", OURS_BOX, active=True, pid=4242)
+
+    class Listed(NoWindowInfo):
+        def windows(self) -> list[WindowDesc]:
+            return [OTHER, me]
+
+    class Nothing:
+        def screen(self) -> OwnScreen:
+            return OwnScreen()
+
+    # without the wrapper, the app's focused window drops the frame (like an excluded app's)
+    assert _read(Listed().windows(), CountingOcr()) == ("excluded", [])
+    status, texts = _read(WithOwnWindows(Listed(), Nothing(), pid=4242).windows(), CountingOcr())
+    assert status == "ocr" and texts == [OTHERS]  # ours blacked out, the other's read
+
+
+@pytest.mark.parametrize(
+    ("mine", "named", "dropped"),
+    [
+        (OwnScreen(placed=False, windows=True), True, False),  # the compositor names ours: masked
+        (OwnScreen(placed=False, windows=True), False, True),  # nobody can place it: not read
+        (OwnScreen(placed=False, windows=True, popups=True), True, True),  # menus are in no list
+        (OwnScreen(placed=False), False, False),  # nothing of ours shows
+        (OwnScreen(notification=True), False, True),
+    ],
+)
+def test_on_wayland_what_nobody_can_place_is_not_read(mine: OwnScreen, named: bool, dropped: bool) -> None:
+    """A Wayland client cannot know where its windows are (what cannot run here: the snapshot)."""
+    ours = WindowDesc("Review", "persona-desktop", OURS_BOX, active=True, pid=4242 if named else None)
+
+    class Compositor(NoWindowInfo):
+        def windows(self) -> list[WindowDesc]:
+            return [OTHER, ours]
+
+    class Snapshot:
+        def screen(self) -> OwnScreen:
+            return mine
+
+    status, texts = _read(WithOwnWindows(Compositor(), Snapshot(), pid=4242).windows(), CountingOcr())
+    assert (status == "excluded") is dropped
+    if not dropped and named:
+        assert texts == [OTHERS]  # ours blacked out by process
