@@ -221,6 +221,7 @@ def _start_sway(base: Path, width: int, height: int) -> tuple[subprocess.Popen[b
         "default_border none\n"  # windows fill their tiles: their boxes are what the test knows
         "default_orientation vertical\n"  # full-width windows, one under another
         "focus_follows_mouse no\n"
+        "xwayland disable\n"  # a lazy XWayland would take the first free X display from Xvfb tests
     )
     (run / "sway.conf").chmod(0o644)
     env = {
