@@ -215,3 +215,15 @@ def test_a_syntax_error_is_placed_exactly_even_after_escapes(cli: Cli, tmp_path:
     )
     err = _one_line_error(cli, str(path), "--owner-id", "1")
     assert "result.json: line 2 column 94 (at chats.list[0].messages[0]): lexical error" in err
+
+
+@pytest.mark.timeout(60)
+def test_an_unterminated_string_of_escaped_quotes_does_not_stall_the_nesting_check(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The JSONL nesting scan restarted its string pattern at every quote of an unterminated
+    string: 40,000 characters took 7 s, a 16 MB line would never end."""
+    path = tmp_path / "chat.jsonl"
+    attack = "{" * 30 + '"' + '\\"' * 400_000 + "[" * 70
+    path.write_text(chat_line("1", "fine") + "\n" + attack + "\n", encoding="utf-8")
+    assert "chat.jsonl line 2 column " in _one_line_error(cli, str(path))

@@ -25,7 +25,9 @@ CHAT_TYPES = {"personal", "saved", "group"}
 ROLES = {"owner": Author.OWNER, "assistant": Author.ASSISTANT, "other": Author.OTHER}
 REQUIRED = ("id", "chat", "chat_type", "role", "date", "text")
 MAX_LINE_BYTES = 16 * 1024 * 1024
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A string (an unterminated one runs to the end of the line, so the scan never restarts at
+# each quote inside it: that was quadratic), or a bracket.
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*+\\?(?:"|\Z)|[\[\]{}]', re.DOTALL)
 
 
 def _too_deep(line: str) -> int | None:
