@@ -121,6 +121,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "chats": len(report.sources),
                 "added": report.added,
                 "already_known": report.known,
+                "doubted": report.doubted,
                 "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
                 "skipped_total": report.skipped_total,
                 "unreadable": unreadable,
@@ -146,6 +147,13 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
         reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
         line += f"; skipped {report.skipped_total}: {reasons}"
     print(line)
+    if report.doubted:
+        print(
+            f"persona-desktop: note: {report.doubted} of your messages stored as untrusted: each could be "
+            "a line typed inside someone else's message (the export does not mark where a message ends); "
+            "'fragments --json' shows why under 'doubt'",
+            file=sys.stderr,
+        )
     for warning in report.warnings:  # messages dated in the future, stored at the import time
         print(f"persona-desktop: warning: {warning}", file=sys.stderr)
     for item in unreadable:

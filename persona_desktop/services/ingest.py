@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.domain.dates import clamp_future
-from persona_desktop.domain.model import NewFragment, SourceInfo
+from persona_desktop.domain.model import Author, NewFragment, SourceInfo
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import (
     ChatRecord,
@@ -155,6 +155,9 @@ class ChatImportReport:
     unreadable: list[SkippedMessage] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # messages dated in the future, clamped
     clamped: int = 0
+    # The owner's messages the importer could not vouch for (locator `doubt`: e.g. a WhatsApp
+    # line that may have been typed inside someone else's message), stored untrusted.
+    doubted: int = 0
 
     @property
     def added(self) -> int:
@@ -194,6 +197,8 @@ class _ChatWriter:
             entry = SourceImport(message.source, source_id)
             self._by_key[key] = entry
             self._report.sources.append(entry)
+        if message.fragment.author is Author.OWNER and "doubt" in message.fragment.locator:
+            self._report.doubted += 1
         fragment, warning = clamp_to_import_time(message.fragment, self._at, message.place)
         if warning is not None:
             message = dataclasses.replace(message, fragment=fragment)

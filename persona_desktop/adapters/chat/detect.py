@@ -15,7 +15,7 @@ import ijson
 
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH, SurrogateFilter
-from persona_desktop.adapters.chat.whatsapp import header
+from persona_desktop.adapters.chat.whatsapp_lines import header
 from persona_desktop.errors import ImportFormatError
 
 HEAD_BYTES = 1 << 20
