@@ -15,12 +15,15 @@ refuses with the list of senders. Chats with more than two senders or with group
 events are group chats: nobody's words there are trusted.
 
 The file is read twice, streaming: once to learn senders, date order and whether it is
-a group, once to import. A message's ref is the chat, its minute (or second) and its
-number within that time: stable when the same chat is exported again later.
+a group, once to import. A message's ref is content-addressed: the chat (found by its
+content, see `chat_identity`), the time as written, a digest of sender and text, and the
+repeat number of that within the time: stable when the same chat is exported again
+later, under any file name, whatever was deleted or written since.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -83,13 +86,20 @@ def without_edited_mark(text: str) -> tuple[str, bool]:
     return body[: -len(EDITED_MARK)].rstrip().removesuffix("\u200e").rstrip(), True
 
 
-def _chat_name(file: ChatFile) -> str:
+def _chat_name(file: ChatFile) -> str | None:
+    """The chat's name as the file says it (`WhatsApp Chat with Ann (1).txt`: Ann), if it does."""
     for name in (Path(file.member).stem if file.member else None, file.path.stem):
         if not name or name == "_chat":
             continue
+        name = re.sub(r" \(\d+\)$", "", name)  # a second download of the same file
         match = re.match(r"WhatsApp Chat (?:with|-|\u2013) (.+)$", name)
-        return clean_text(match.group(1) if match else name) or "WhatsApp chat"
-    return clean_text(file.path.stem) or "WhatsApp chat"
+        return clean_text(match.group(1) if match else name) or None
+    return None
+
+
+def _digest(*parts: str, size: int = 10) -> str:
+    joined = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:size]
 
 
 def _is_system(line: Line) -> bool:
@@ -116,6 +126,7 @@ class _Survey:
     system_names: set[str] = field(default_factory=set)
     group_events: bool = False
     messages: int = 0
+    first: str = ""  # the first message as written (time, sender, text): a group chat's identity
     falls_dmy: int = 0
     falls_mdy: int = 0
     last_dmy: tuple[int, ...] = ()
@@ -123,6 +134,8 @@ class _Survey:
 
     def note(self, line: Line) -> None:
         self.messages += 1
+        if self.messages == 1:
+            self.first = repr((line.fields, line.clock, line.ampm, line.sender, line.text))
         a, b, c = line.fields
         dmy, mdy = (c, b, a, *line.clock), (c, a, b, *line.clock)
         self.falls_dmy += dmy < self.last_dmy
@@ -148,6 +161,19 @@ class _Survey:
     @property
     def group(self) -> bool:
         return len(self.senders) > 2 or self.group_events or bool(self.system_names - set(self.senders))
+
+    def chat_identity(self) -> str:
+        """Which chat this is, from its content, never the file name (`_chat.txt` for every iOS
+        chat; `... (1).txt` for a second download of the same one).
+
+        A one-to-one chat is its two people: stable when exported again later, even when the
+        export starts later (long chats are cut to the newest messages) or messages were
+        deleted. Any other chat (a group, or one only one person wrote in yet) is its first
+        message as written, which a later export of the same chat starts with too.
+        """
+        if not self.group and len(self.senders) == 2:
+            return _digest("personal", *sorted(self.senders))
+        return _digest("first", self.first)
 
 
 @dataclass(slots=True)
@@ -187,10 +213,12 @@ class WhatsAppReader:
         self.survey = self._survey()
         self.order = self.survey.order(self.lines)
         self.owner = self._owner(owner_name, choose_owner)
-        self.chat = _chat_name(file)
         self.group = self.survey.group
+        self.chat_id = self.survey.chat_identity()
+        peers = [s for s in self.survey.senders if s != self.owner]
+        self.chat = _chat_name(file) or (peers[0] if len(peers) == 1 else "WhatsApp chat")
         self.source = SourceInfo(
-            key=make_ref("chat", "wa", self.chat),
+            key=make_ref("chat", "wa", self.chat_id),
             kind=Kind.CHAT,
             label=self.chat,
             meta={"chat_type": "group" if self.group else "personal", "format": "whatsapp"},
@@ -259,7 +287,7 @@ class WhatsAppReader:
 
     def records(self) -> Iterator[ChatRecord]:
         """Each message once the next one is read: whether it could be forged depends on both."""
-        recent: dict[str, int] = {}
+        recent: dict[tuple[str, str], int] = {}
         doubt = Doubt()
         held: _Timed | None = None
         for line in self._messages():
@@ -271,7 +299,7 @@ class WhatsAppReader:
             yield self._record(held, None, doubt, recent)
 
     def _record(
-        self, timed: _Timed, next_minute: datetime | None, doubt: Doubt, recent: dict[str, int]
+        self, timed: _Timed, next_minute: datetime | None, doubt: Doubt, recent: dict[tuple[str, str], int]
     ) -> ChatRecord:
         line = timed.line
         where = f"line {line.lineno}"
@@ -297,14 +325,17 @@ class WhatsAppReader:
             reason = SkipReason.EMPTY
         if reason is not None:
             return SkippedMessage(reason, where)
-        # The ref uses the time as written, so it does not move with this machine's time zone.
+        # Content-addressed: the time as written (it does not move with this machine's time
+        # zone), a digest of sender and text, and which repeat of that it is within the time.
+        # A message deleted, or written, since an earlier export shifts no other message's ref.
         stamp = f"{timed.written:%Y%m%dT%H%M%S}"
+        key = (stamp, _digest(line.sender or "", bare))
         if len(recent) > 4096:  # keep memory flat: only the last while of stamps can repeat
-            for old in [k for k in recent if k < stamp[:8]]:
+            for old in [k for k in recent if k[0] < stamp[:8]]:
                 del recent[old]
-        n = recent.get(stamp, 0)
-        recent[stamp] = n + 1
-        fragment = self._fragment(line, bare, timed.captured, (stamp, n), edited, doubted)
+        n = recent.get(key, 0)
+        recent[key] = n + 1
+        fragment = self._fragment(line, bare, timed.captured, (*key, n), edited, doubted)
         return ImportedMessage(self.source, fragment, where)
 
     def _fragment(
@@ -312,16 +343,16 @@ class WhatsAppReader:
         line: Line,
         text: str,
         captured: datetime,
-        stamp: tuple[str, int],
+        stamp: tuple[str, str, int],
         edited: bool,
         doubted: str | None,
     ) -> NewFragment:
         owner = line.sender == self.owner
         locator: dict[str, Any] = {
-            "chat_id": self.chat,
+            "chat_id": self.chat_id,
             "chat": self.chat,
             "chat_type": "group" if self.group else "personal",
-            "message_id": f"{stamp[0]}:{stamp[1]}",
+            "message_id": ":".join(str(part) for part in stamp),
             "from": line.sender,
         }
         if edited:
@@ -329,13 +360,13 @@ class WhatsAppReader:
         if doubted is not None:
             locator["doubt"] = doubted
         return NewFragment(
-            ref=make_ref("wa", self.chat, *stamp),
+            ref=make_ref("wa", self.chat_id, *(stamp if stamp[2] else stamp[:2])),  # ':0' left out
             kind=Kind.CHAT,
             author=Author.OWNER if owner else Author.OTHER,
             trust=Trust.TRUSTED if owner and not self.group and doubted is None else Trust.UNTRUSTED,
             text=text,
             captured_at=captured,
             locator=locator,
-            session=make_ref("chat", "wa", self.chat),
+            session=self.source.key,
             seq=line.lineno,
         )

@@ -1,0 +1,95 @@
+"""Importing a chat again: no message already stored is lost, duplicated or silently kept
+with old text. WhatsApp refs are content-addressed within a chat found by its content;
+an edited message (the same id, new text) is stored as a new fragment linked to the old
+one, which stays as it was, so a fact citing the old words still shows them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.chat_exports import whatsapp_txt
+from tests.conftest import Cli
+
+
+def _import(cli: Cli, path: Path, *args: str) -> dict[str, Any]:
+    result = cli("ingest", "chat", str(path), "--json", *args)
+    assert result.code == 0, result.err
+    report: dict[str, Any] = result.json()
+    return report
+
+
+def _fragments(cli: Cli) -> list[dict[str, Any]]:
+    frags: list[dict[str, Any]] = cli("fragments", "--json").json()
+    return frags
+
+
+def _texts(cli: Cli) -> list[str]:
+    return sorted(f["text"] for f in _fragments(cli))
+
+
+# --- WhatsApp ------------------------------------------------------------------------------------
+
+
+def test_a_message_written_where_a_deleted_one_was_is_not_taken_for_it(cli: Cli, tmp_path: Path) -> None:
+    """Numbering within a minute after skipping deleted messages gave the owner's new message
+    the ref of Ann's deleted one: re-imported, it counted as already known and was never stored."""
+    first = "31/12/2023, 21:41 - Ann: call me later\n31/12/2023, 21:45 - Me: congrats\n"
+    later = (
+        "31/12/2023, 21:41 - Ann: This message was deleted\n"
+        "31/12/2023, 21:41 - Me: I am moving to Berlin in March\n"
+        "31/12/2023, 21:45 - Me: congrats\n"
+    )
+    _import(cli, whatsapp_txt(tmp_path / "WhatsApp Chat with Ann.txt", first), "--owner-name", "Me")
+    (tmp_path / "again").mkdir()
+    again = _import(
+        cli, whatsapp_txt(tmp_path / "again" / "WhatsApp Chat with Ann.txt", later), "--owner-name", "Me"
+    )
+    assert (again["added"], again["already_known"], again["skipped"]["deleted"]) == (1, 1, 1)
+    assert _texts(cli) == ["I am moving to Berlin in March", "call me later", "congrats"]
+    assert len(cli("sources", "--json").json()) == 1
+
+
+def test_two_chats_both_named_chat_txt_are_two_chats(cli: Cli, tmp_path: Path) -> None:
+    """iOS exports unzip to `_chat.txt`: two different chats shared one source and refs."""
+    for folder, peer, city in (("x", "Ann", "Lisbon"), ("y", "Carl", "Porto")):
+        (tmp_path / folder).mkdir()
+        text = f"[31.12.23, 21:41:05] Me: I live in {city}\n[31.12.23, 21:42:05] {peer}: ok\n"
+        report = _import(cli, whatsapp_txt(tmp_path / folder / "_chat.txt", text), "--owner-name", "Me")
+        assert (report["added"], report["already_known"]) == (2, 0)
+    assert _texts(cli) == ["I live in Lisbon", "I live in Porto", "ok", "ok"]
+    labels = sorted(s["label"] for s in cli("sources", "--json").json())
+    assert labels == ["Ann", "Carl"]  # named after the other person when the file name says nothing
+
+
+def test_the_same_chat_under_another_file_name_is_the_same_chat(cli: Cli, tmp_path: Path) -> None:
+    """A second download is saved as `... (1).txt`: it was imported again in full, as a second chat."""
+    text = "[31.12.23, 21:41:05] Me: I live in Lisbon\n[31.12.23, 21:42:05] Ann: ok\n"
+    _import(cli, whatsapp_txt(tmp_path / "WhatsApp Chat with Ann.txt", text), "--owner-name", "Me")
+    later = text + "[01.01.24, 10:00:00] Me: happy new year\n"
+    again = _import(
+        cli, whatsapp_txt(tmp_path / "WhatsApp Chat with Ann (1).txt", later), "--owner-name", "Me"
+    )
+    assert (again["added"], again["already_known"]) == (1, 2)
+    assert len(cli("sources", "--json").json()) == 1
+
+
+def test_whatsapp_refs_do_not_shift_when_an_earlier_message_goes(cli: Cli, tmp_path: Path) -> None:
+    """Two identical messages in one minute get an occurrence number; other messages' refs do
+    not depend on what else was written in that minute."""
+    text = (
+        "31/12/2023, 21:41 - Ann: ok\n"
+        "31/12/2023, 21:41 - Me: ok\n"
+        "31/12/2023, 21:41 - Me: ok\n"
+        "31/12/2023, 21:41 - Me: my flight is at 7\n"
+    )
+    _import(cli, whatsapp_txt(tmp_path / "WhatsApp Chat with Ann.txt", text), "--owner-name", "Me")
+    refs = {f["ref"]: f["text"] for f in _fragments(cli)}
+    assert len(refs) == 4
+    assert all(ref.startswith("wa:") for ref in refs)
+    (tmp_path / "b").mkdir()
+    fewer = text.replace(
+        "31/12/2023, 21:41 - Ann: ok\n", "31/12/2023, 21:41 - Ann: This message was deleted\n"
+    )
+    again = _import(cli, whatsapp_txt(tmp_path / "b" / "chat.txt", fewer), "--owner-name", "Me")
+    assert (again["added"], again["already_known"]) == (0, 3)
