@@ -121,6 +121,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "chats": len(report.sources),
                 "added": report.added,
                 "already_known": report.known,
+                "edited": report.edited,
                 "doubted": report.doubted,
                 "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
                 "skipped_total": report.skipped_total,
@@ -133,6 +134,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                         "label": s.source.label,
                         "added": s.added,
                         "already_known": s.known,
+                        "edited": s.edited,
                     }
                     for s in report.sources
                 ],
@@ -143,6 +145,8 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
         f"{export.path}: read as {export.format_name}: {len(report.sources)} chat(s), "
         f"{report.added} new message(s), {report.known} already known"
     )
+    if report.edited:
+        line += f", {report.edited} edited since (the new text stored beside the old)"
     if report.skipped_total:
         reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
         line += f"; skipped {report.skipped_total}: {reasons}"

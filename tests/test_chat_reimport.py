@@ -5,11 +5,12 @@ one, which stays as it was, so a fact citing the old words still shows them."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
-from tests.chat_exports import whatsapp_txt
-from tests.conftest import Cli
+from tests.chat_exports import OWNER, tg_export, tg_message, whatsapp_txt, write_json
+from tests.conftest import Cli, chat_line, write_jsonl
 
 
 def _import(cli: Cli, path: Path, *args: str) -> dict[str, Any]:
@@ -93,3 +94,86 @@ def test_whatsapp_refs_do_not_shift_when_an_earlier_message_goes(cli: Cli, tmp_p
     )
     again = _import(cli, whatsapp_txt(tmp_path / "b" / "chat.txt", fewer), "--owner-name", "Me")
     assert (again["added"], again["already_known"]) == (0, 3)
+
+
+# --- edited messages ------------------------------------------------------------------------------
+
+
+def _telegram(path: Path, text: str, **extra: Any) -> Path:
+    chat = {
+        "name": "Bob",
+        "type": "personal_chat",
+        "id": 5,
+        "messages": [tg_message(7, OWNER, text, **extra)],
+    }
+    return write_json(path, tg_export([chat]))
+
+
+def test_an_edited_telegram_message_is_stored_as_a_new_version_linked_to_the_old(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The edit was counted 'already known' and the old text kept: the new words were lost."""
+    _import(cli, _telegram(tmp_path / "v1.json", "my flight is on the 3rd"))
+    [old] = _fragments(cli)
+    report = _import(
+        cli, _telegram(tmp_path / "v2.json", "my flight is on the 5th", edited="2025-11-30T10:00:00")
+    )
+    assert (report["added"], report["already_known"], report["edited"]) == (0, 0, 1)
+    frags = {f["text"]: f for f in _fragments(cli)}
+    assert set(frags) == {"my flight is on the 3rd", "my flight is on the 5th"}
+    kept, new = frags["my flight is on the 3rd"], frags["my flight is on the 5th"]
+    assert (kept["id"], kept["ref"]) == (old["id"], old["ref"])  # a fact citing it keeps its words
+    assert new["locator"]["edit_of"] == old["ref"] and new["ref"] != old["ref"]
+    assert (new["author"], new["trust"]) == ("owner", "trusted")
+    entries = [e for e in cli("journal", "--json").json() if e["action"] == "fragments.edited"]
+    assert len(entries) == 1 and entries[0]["data"]["edits"] == [{"ref": new["ref"], "edit_of": old["ref"]}]
+    again = _import(cli, _telegram(tmp_path / "v2.json", "my flight is on the 5th"))
+    assert (again["added"], again["already_known"], again["edited"]) == (0, 1, 0)
+
+
+def test_jsonl_edits_each_become_a_version_and_old_texts_are_known(cli: Cli, tmp_path: Path) -> None:
+    def version(text: str) -> Path:
+        return write_jsonl(tmp_path / "c.jsonl", [chat_line("1", text, chat="c", chat_type="personal")])
+
+    _import(cli, version("I live in Lisbon"))
+    assert _import(cli, version("I live in Porto"))["edited"] == 1
+    assert _import(cli, version("I live in Faro"))["edited"] == 1
+    back = _import(cli, version("I live in Porto"))  # an older version again: nothing new
+    assert (back["added"], back["already_known"], back["edited"]) == (0, 1, 0)
+    frags = _fragments(cli)
+    assert sorted(f["text"] for f in frags) == ["I live in Faro", "I live in Lisbon", "I live in Porto"]
+    assert {f["locator"].get("edit_of") for f in frags} == {None, "chat:c:1"}
+
+
+def test_an_edit_and_the_same_id_again_in_one_file_is_still_an_error(cli: Cli, tmp_path: Path) -> None:
+    _import(cli, write_jsonl(tmp_path / "a.jsonl", [chat_line("1", "first", chat="c", chat_type="personal")]))
+    lines = [
+        chat_line("1", "second", chat="c", chat_type="personal"),
+        chat_line("1", "third", chat="c", chat_type="personal"),
+    ]
+    result = cli("ingest", "chat", str(write_jsonl(tmp_path / "b.jsonl", lines)))
+    assert (
+        result.code == 1
+        and "line 2: message chat:c:1 was already used at line 1 with different text" in result.err
+    )
+    assert _texts(cli) == ["first"]
+
+
+def test_the_stored_text_then_other_text_in_one_file_is_an_error(cli: Cli, tmp_path: Path) -> None:
+    _import(cli, write_jsonl(tmp_path / "a.jsonl", [chat_line("1", "first", chat="c", chat_type="personal")]))
+    lines = [
+        chat_line("1", "first", chat="c", chat_type="personal"),
+        chat_line("1", "second", chat="c", chat_type="personal"),
+    ]
+    result = cli("ingest", "chat", str(write_jsonl(tmp_path / "b.jsonl", lines)))
+    assert result.code == 1 and "line 2: message chat:c:1 was already used at line 1" in result.err
+    assert _texts(cli) == ["first"]
+
+
+def test_the_human_report_counts_edits(cli: Cli, tmp_path: Path) -> None:
+    _import(cli, _telegram(tmp_path / "v1.json", "my flight is on the 3rd"))
+    result = cli("ingest", "chat", str(_telegram(tmp_path / "v2.json", "my flight is on the 5th")))
+    assert (
+        "0 new message(s), 0 already known, 1 edited since (the new text stored beside the old)" in result.out
+    )
+    assert json.loads(cli("fragments", "--json").out)[-1]["locator"]["edit_of"] == "tg:5:7"

@@ -1,5 +1,14 @@
 """Storing captured fragments: one source, one transaction, idempotent by ref.
 
+A chat message stored before that comes back with other text (the same Telegram, JSONL,
+ChatGPT or Claude message id, edited since) is never dropped as "already known": its new
+text is stored as a new fragment whose locator links the old one (`edit_of`), and the
+edit is journaled. The old fragment stays as it was, so a fact drawn from the old words
+still shows exactly those words as its evidence; changing it in place would make that
+fact cite words it was never drawn from. The new version is unread, so the sleep cycle
+reads it like any new message. Its ref is the old ref and a digest of the new text, so
+importing the same version again finds it, and any earlier version is known.
+
 A fragment dated in the future (a wrong clock, a hostile export: "2999-01-01") is
 stored at its import time instead, with a warning naming its ref (and its line, for
 a chat export): left as it was, it would look like the owner's newest message forever
@@ -9,6 +18,7 @@ and hold the sleep cycle's quiet gate shut.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.domain.dates import clamp_future
-from persona_desktop.domain.model import Author, NewFragment, SourceInfo
+from persona_desktop.domain.model import Author, Fragment, NewFragment, SourceInfo
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import (
     ChatRecord,
@@ -143,6 +153,8 @@ class SourceImport:
     source_id: int
     added: int = 0
     known: int = 0
+    edited: int = 0  # stored before with other text: the new text stored as a new version
+    edits: list[dict[str, str]] = field(default_factory=list)  # the first MAX_NAMED (journaled)
     clamped: list[str] = field(default_factory=list)  # its future-dated messages (journaled)
 
 
@@ -168,8 +180,21 @@ class ChatImportReport:
         return sum(s.known for s in self.sources)
 
     @property
+    def edited(self) -> int:
+        return sum(s.edited for s in self.sources)
+
+    @property
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
+
+
+def version_ref(ref: str, text: str) -> str:
+    """The ref of `text` as an edited version of the message stored under `ref`.
+
+    Importers' refs are escaped parts joined by ':' with a fixed number of parts per
+    format, so `<ref>:v:<digest>` is never another message's ref.
+    """
+    return f"{ref}:v:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 class _ChatWriter:
@@ -177,7 +202,9 @@ class _ChatWriter:
 
     The same message twice in one file with different text is an error naming both
     places: the store itself is the index (every fragment written since `floor` came from
-    this file), so the check costs no memory per message.
+    this file), so the check costs no memory per message. Only messages edited since an
+    earlier import are remembered for the whole file (few); a message given its stored
+    text and, more than one batch later, other text is taken as an edit, not an error.
     """
 
     def __init__(self, uow: UnitOfWork, report: ChatImportReport, label: str, at: datetime) -> None:
@@ -189,6 +216,7 @@ class _ChatWriter:
         self._by_key: dict[str, SourceImport] = {}
         self._pending: dict[str, list[ImportedMessage]] = {}
         self._held = 0
+        self._edited: dict[str, tuple[str, str]] = {}  # ref -> (new text, place) edited in this file
 
     def add(self, message: ImportedMessage) -> None:
         key = message.source.key
@@ -212,34 +240,83 @@ class _ChatWriter:
             self.flush()
 
     def flush(self) -> None:
-        self._check_reused_refs()
-        for key, messages in self._pending.items():
-            entry = self._by_key[key]
-            added = self._uow.fragments.add_many(entry.source_id, [m.fragment for m in messages])
-            entry.added += added
-            entry.known += len(messages) - added
-        self._pending.clear()
-        self._held = 0
-
-    def _check_reused_refs(self) -> None:
         batch = [m for messages in self._pending.values() for m in messages]
         stored = self._uow.fragments.by_refs([m.fragment.ref for m in batch])
         earlier: dict[str, tuple[str, str]] = {
             ref: (f.text, _place_of(f.locator)) for ref, f in stored.items() if f.id > self._floor
         }
+        versions: dict[int, NewFragment] = {}  # id(message) -> its new version
         for message in batch:
             ref, text = message.fragment.ref, message.fragment.text
-            seen = earlier.setdefault(ref, (text, message.place))
-            if seen[0] != text:
+            old = stored.get(ref)
+            if old is not None and old.id <= self._floor and old.text != text:
+                self._claim(earlier, ref, text, message.place, edit=True)
+                versions[id(message)] = _new_version(message.fragment, old)
+            else:
+                self._claim(earlier, ref, text, message.place, edit=False)
+        already = self._stored_versions(list(versions.values()))
+        for key, messages in self._pending.items():
+            entry = self._by_key[key]
+            plain = [m.fragment for m in messages if id(m) not in versions]
+            edits = [versions[id(m)] for m in messages if id(m) in versions]
+            added = self._uow.fragments.add_many(entry.source_id, plain)
+            edited = self._uow.fragments.add_many(entry.source_id, edits)
+            entry.added += added
+            entry.edited += edited
+            entry.known += len(plain) - added + len(edits) - edited
+            fresh = {f.ref: f for f in edits if f.ref not in already}
+            for f in list(fresh.values())[: MAX_NAMED - len(entry.edits)]:
+                entry.edits.append({"ref": f.ref, "edit_of": str(f.locator["edit_of"])})
+        self._pending.clear()
+        self._held = 0
+
+    def _claim(
+        self, earlier: dict[str, tuple[str, str]], ref: str, text: str, place: str, edit: bool
+    ) -> None:
+        """The text this file gives `ref`: an error if it gave it other text before."""
+        first = self._edited.get(ref) or earlier.get(ref)
+        if first is None:
+            (self._edited if edit else earlier)[ref] = (text, place)
+        elif first[0] != text:
+            raise ImportFormatError(
+                f"{self._label}: {place}: message {ref} was already used at {first[1]} with different text"
+            )
+
+    def _stored_versions(self, versions: list[NewFragment]) -> set[str]:
+        """The versions already stored. One stored with other text (a digest collision) would
+        drop the edit as known: refuse instead."""
+        if not versions:
+            return set()
+        stored = self._uow.fragments.by_refs([f.ref for f in versions])
+        for f in versions:
+            other = stored.get(f.ref)
+            if other is not None and other.text != f.text:
                 raise ImportFormatError(
-                    f"{self._label}: {message.place}: message {ref} was already used at {seen[1]} "
-                    "with different text"
+                    f"{self._label}: the edited version {f.ref} is stored with other text"
                 )
+        return set(stored)
+
+
+def _new_version(fragment: NewFragment, old: Fragment) -> NewFragment:
+    locator = {**fragment.locator, "edit_of": old.ref}
+    return dataclasses.replace(fragment, ref=version_ref(old.ref, fragment.text), locator=locator)
 
 
 def _place_of(locator: dict[str, Any]) -> str:
     line = locator.get("line")
     return f"line {line}" if isinstance(line, int) else "an earlier message of this file"
+
+
+def _journal_edited(uow: UnitOfWork, entry: SourceImport, at: datetime) -> None:
+    if entry.edited:
+        uow.journal.append(
+            at=at,
+            actor="capture",
+            action="fragments.edited",
+            entity="source",
+            entity_id=entry.source_id,
+            data={"source": entry.source.key, "edited": entry.edited, "edits": entry.edits},
+        )
 
 
 def import_chat(
@@ -264,5 +341,6 @@ def import_chat(
         report.warnings = _capped(report.warnings, report.clamped)
         for entry in report.sources:
             _journal_ingested(uow, entry.source, entry.source_id, entry.added, entry.known, at, entry.clamped)
+            _journal_edited(uow, entry, at)
         uow.commit()
     return report
