@@ -145,10 +145,10 @@ class _Chat:
         )
 
     def is_owner(self, from_id: str, where: str) -> bool:
-        if self.type == "saved_messages":
-            return True  # only the owner writes there; what others wrote arrives forwarded
-        if self.owner_ids is not None:
+        if self.owner_ids is not None:  # Saved Messages too: a message there from anyone else is theirs
             return from_id in self.owner_ids
+        if self.type == "saved_messages":
+            return True  # the owner is not known: only the owner writes there (others' arrive forwarded)
         if self.type in ("personal_chat", "bot_chat"):
             # A one-to-one chat: the owner is whoever is not the peer (whose user id is the chat's).
             if not from_id or from_id == self.peer:
