@@ -227,3 +227,73 @@ def test_an_unterminated_string_of_escaped_quotes_does_not_stall_the_nesting_che
     attack = "{" * 30 + '"' + '\\"' * 400_000 + "[" * 70
     path.write_text(chat_line("1", "fine") + "\n" + attack + "\n", encoding="utf-8")
     assert "chat.jsonl line 2 column " in _one_line_error(cli, str(path))
+
+
+def test_numbers_too_long_to_read_are_named_not_tracebacks(cli: Cli, tmp_path: Path) -> None:
+    """Python refuses to read an integer of more than 4,300 digits (ValueError, or SystemError
+    out of ijson's C parser): it reached the owner as an internal error."""
+    huge = "9" * 5000
+    gpt = tmp_path / "conversations.json"
+    gpt.write_text(
+        '[{"id": "c", "mapping": {"n1": {"parent": null, "children": [], "message": {"id": "m", '
+        '"author": {"role": "user"}, "create_time": ' + huge + ', "content": {"parts": ["hi"]}}}}}]',
+        encoding="utf-8",
+    )
+    err = _one_line_error(cli, str(gpt))
+    assert "line 1 column " in err and "a number longer than 4300 digits" in err
+    late = tmp_path / "late.json"  # past the first megabyte, where the format is found
+    first = json.loads(chatgpt_export(tmp_path / "ok.json").read_text())[0]
+    late.write_text(
+        json.dumps([first | {"zz_padding": "x" * 1_100_000}])[:-1]
+        + ', {"id": "c2", "mapping": {}, "n": '
+        + huge
+        + "}]",
+        encoding="utf-8",
+    )
+    err = _one_line_error(cli, str(late))
+    assert f"late.json: line 1 column {late.read_text().index(huge) + 1}: " in err
+    assert "a number longer than 4300 digits" in err
+    exponent = tmp_path / "exponent.json"  # Decimal holds no exponent of 19 digits: InvalidOperation
+    exponent.write_text(gpt.read_text().replace(huge, "1e" + "9" * 30), encoding="utf-8")
+    assert "a number too large to read" in _one_line_error(cli, str(exponent))
+    for name, line in (
+        ("first.jsonl", '{"id": "1", "chat": ' + huge + ', "chat_type": "personal", "role": "owner"}'),
+        ("late.jsonl", chat_line("1", "fine") + '\n{"id": ' + huge + "}"),
+    ):
+        path = tmp_path / name
+        path.write_text(line + "\n", encoding="utf-8")
+        err = _one_line_error(cli, str(path))
+        assert "a number longer than 4300 digits" in err, err
+    assert "first.jsonl: line 1 column 21: " in _one_line_error(cli, str(tmp_path / "first.jsonl"))
+    assert "late.jsonl: line 2 column 8: " in _one_line_error(cli, str(tmp_path / "late.jsonl"))
+    assert cli("fragments", "--json").json() == []
+
+
+def test_long_digit_runs_inside_text_are_text(cli: Cli, tmp_path: Path) -> None:
+    """Only a number token is refused: the same digits inside a message are the message, in every
+    reader, wherever the file's chunks happen to cut them."""
+    digits = "7" * 5000
+    data = json.loads(chatgpt_export(tmp_path / "gpt.json").read_text())
+    node = data[0]["mapping"]["u1b"]["message"]
+    node["content"]["parts"] = [f"pi-ish: {digits}, ok"]
+    padded = json.dumps([*data, {"title": "x" * 65_530 + digits}])  # the digits again across a chunk's end
+    (tmp_path / "conversations.json").write_text(padded, encoding="utf-8")
+    assert "[2]: the conversation has no 'conversation_id'" in _one_line_error(
+        cli, str(tmp_path / "conversations.json")
+    )
+    (tmp_path / "conversations.json").write_text(json.dumps(data), encoding="utf-8")
+    assert cli("ingest", "chat", str(tmp_path / "conversations.json")).code == 0
+    jsonl = write_jsonl(tmp_path / "c.jsonl", [chat_line("1", f"code: {digits}, thanks")])
+    assert cli("ingest", "chat", str(jsonl)).code == 0
+    texts = {f["text"] for f in cli("fragments", "--json").json()}
+    assert f"pi-ish: {digits}, ok" in texts and f"code: {digits}, thanks" in texts
+
+
+def test_a_fractional_number_where_a_name_belongs_is_stored_as_text(cli: Cli, tmp_path: Path) -> None:
+    """Found by the fuzz pass: `"from": 1.5` reached the store as a Decimal, which it cannot save
+    (an internal error)."""
+    path = _telegram(tmp_path, [tg_message(1, OWNER, "hello") | {"from": 1.5, "reply_to_message_id": 2.5}])
+    result = cli("ingest", "chat", str(path))
+    assert result.code == 0, result.err
+    [fragment] = cli("fragments", "--json").json()
+    assert (fragment["locator"]["from"], fragment["locator"]["reply_to"]) == ("1.5", "2.5")

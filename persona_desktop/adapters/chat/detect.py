@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from decimal import InvalidOperation
 
 import ijson
 
+from persona_desktop.adapters.chat import json_numbers
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH, SurrogateFilter
 from persona_desktop.adapters.chat.whatsapp_lines import header
@@ -35,6 +37,7 @@ class _JsonHead:
     kind: str | None = None  # "object" | "array"
     keys: set[str] = field(default_factory=set)  # of the first object, or of the list's first item
     values: int = 0  # complete top-level values seen
+    number_error: str = ""  # the parser stopped at a number it cannot read
     items: int = 0  # values started directly inside the first top-level list
 
     @property
@@ -46,7 +49,7 @@ def _json_head(head: bytes) -> _JsonHead:
     seen = _JsonHead()
     depth = 0
     try:
-        clean = SurrogateFilter().feed(head, final=True)
+        clean = SurrogateFilter(json_numbers.StringTracker(iter([head]))).feed(head, final=True)
         for event, value in ijson.basic_parse(io.BytesIO(clean), multiple_values=True):
             if depth == 1 and seen.values == 0 and event not in ("map_key", "end_map", "end_array"):
                 seen.items += 1
@@ -70,6 +73,10 @@ def _json_head(head: bytes) -> _JsonHead:
                 seen.values += 1
     except (ijson.JSONError, UnicodeDecodeError):
         pass  # the head ends mid-value, or the file is not JSON at all
+    except json_numbers.NumberTooLong as exc:
+        seen.number_error = f"{_place(head, exc.offset)}{json_numbers.TOO_LONG_NUMBER}"
+    except InvalidOperation:  # what came before it may still tell the format
+        seen.number_error = json_numbers.TOO_LARGE_NUMBER
     return seen
 
 
@@ -79,6 +86,14 @@ def _whatsapp_head(head: bytes) -> bool:
         if line.strip("\ufeff\u200e\u200f \t"):
             return header(line) is not None
     return False
+
+
+def _place(head: bytes, offset: int) -> str:
+    before = head[:offset]
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", "replace")) + 1
+    lines = before.count(b"\n") + 1
+    return f"line {lines} column {column}: "
 
 
 def detect(file: ChatFile) -> str:
@@ -105,5 +120,7 @@ def detect(file: ChatFile) -> str:
                 return "claude"
             if json_head.empty_list:
                 raise ImportFormatError(f"{file.label}: an empty list: no conversations to import")
+        if json_head.number_error:
+            raise ImportFormatError(f"{file.label}: {json_head.number_error}")
         raise ImportFormatError(f"{file.label}: JSON, but not a chat export this app knows; {LOOKED_FOR}")
     raise ImportFormatError(f"{file.label}: not a chat export this app knows; {LOOKED_FOR}")

@@ -13,8 +13,16 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from persona_desktop.adapters.chat import json_numbers
 from persona_desktop.adapters.chat.dates import Unreadable, iso_date
-from persona_desktop.adapters.chat.fields import clean_text, make_ref, string, text_id, without_surrogates
+from persona_desktop.adapters.chat.fields import (
+    clean_text,
+    make_ref,
+    plain,
+    string,
+    text_id,
+    without_surrogates,
+)
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
@@ -57,6 +65,13 @@ def _load(raw: bytes, where: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{where} column {exc.colno}: {exc.msg}") from None
+    except ValueError:  # an integer Python refuses to read (more than 4300 digits)
+        try:
+            json_numbers.check(raw, 0, b"", json_numbers.StringTracker(iter([raw])))
+        except json_numbers.NumberTooLong as too_long:
+            column = len(raw[: too_long.offset].decode("utf-8")) + 1
+            raise ImportFormatError(f"{where} column {column}: {json_numbers.TOO_LONG_NUMBER}") from None
+        raise
     except RecursionError:  # pragma: no cover - _too_deep stops this first
         raise ImportFormatError(f"{where}: nested too deeply") from None
 
@@ -138,7 +153,7 @@ class JsonlReader:
             "chat": chat,
             "chat_type": msg["chat_type"],
             "message_id": mid,
-            "from": msg.get("from"),
+            "from": plain(msg.get("from")),
             "line": lineno,
         }
         if forwarded is not None:

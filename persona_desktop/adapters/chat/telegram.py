@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.adapters.chat.dates import Unreadable, iso_date, unix_date
-from persona_desktop.adapters.chat.fields import clean_text, int_id, make_ref
+from persona_desktop.adapters.chat.fields import clean_text, int_id, make_ref, plain
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import JsonStream
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
@@ -207,8 +207,8 @@ class _Chat:
             "chat": self.name,
             "chat_type": self.type,
             "message_id": mid,
-            "from": msg.get("from"),
-            "reply_to": msg.get("reply_to_message_id"),
+            "from": plain(msg.get("from")),
+            "reply_to": plain(msg.get("reply_to_message_id")),
         }
         for key, value in passed_on.items():
             locator[key] = value if value is None or isinstance(value, str) else str(value)
