@@ -76,6 +76,10 @@ class ChatModel(Protocol):
 
 class SourceRepository(Protocol):
     def upsert(self, source: SourceInfo) -> int: ...
+    def find(self, key: str) -> tuple[int, SourceInfo] | None:
+        """The stored source with this key, without adding one."""
+        ...
+
     def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None: ...
     def all(self) -> list[tuple[int, SourceInfo, int]]:
         """Every source with its id and how many fragments it holds."""
@@ -465,6 +469,10 @@ class ImportedMessage:
     source: SourceInfo
     fragment: NewFragment
     place: str
+    # The ref and source key an earlier version of the importer stored this message under, where
+    # they differ: looked up when the current ones are not stored, and then kept.
+    legacy_ref: str | None = None
+    legacy_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

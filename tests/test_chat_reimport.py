@@ -177,3 +177,135 @@ def test_the_human_report_counts_edits(cli: Cli, tmp_path: Path) -> None:
         "0 new message(s), 0 already known, 1 edited since (the new text stored beside the old)" in result.out
     )
     assert json.loads(cli("fragments", "--json").out)[-1]["locator"]["edit_of"] == "tg:5:7"
+
+
+# --- refs stored by the JSONL importer before refs were escaped -----------------------------------
+
+LEGACY = [  # (chat, id, role, text) as the first importer stored them
+    ("Work: team", "1", "other", "standup at 9"),
+    ("Work: team", "2", "owner", "I will be late"),
+    ("saved", "x y", "owner", "tab\tid"),  # a space in an id is not escaped: the same ref either way
+    ("saved", "3", "owner", "plain"),
+]
+
+
+def _store_as_the_first_importer_did(data_dir: Path) -> None:
+    """Rows exactly as `parse_jsonl` of the project skeleton (f5d49da) wrote them:
+    ref `chat:{chat}:{id}` and source `chat:{chat}`, nothing escaped."""
+    from datetime import UTC, datetime
+
+    from persona_desktop.bootstrap import open_runtime
+    from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
+    from persona_desktop.services.ingest import ingest
+
+    at = datetime(2024, 1, 1, 10, tzinfo=UTC)
+    chats: dict[str, list[NewFragment]] = {}
+    for lineno, (chat, mid, role, text) in enumerate(LEGACY, start=1):
+        chat_type = "saved" if chat == "saved" else "group"
+        chats.setdefault(chat, []).append(
+            NewFragment(
+                ref=f"chat:{chat}:{mid}",
+                kind=Kind.CHAT,
+                author=Author(role),
+                trust=Trust.TRUSTED if chat_type == "saved" else Trust.UNTRUSTED,
+                text=text,
+                captured_at=at,
+                locator={
+                    "chat_id": chat,
+                    "chat": chat,
+                    "chat_type": chat_type,
+                    "message_id": mid,
+                    "from": None,
+                },
+                session=f"chat:{chat}",
+                seq=lineno,
+            )
+        )
+    rt = open_runtime(data_dir)
+    try:
+        sources = [
+            (
+                SourceInfo(
+                    f"chat:{chat}",
+                    Kind.CHAT,
+                    chat,
+                    {"chat_type": frags[0].locator["chat_type"], "format": "jsonl"},
+                ),
+                frags,
+            )
+            for chat, frags in chats.items()
+        ]
+        ingest(rt.uow, sources, at)
+    finally:
+        rt.close()
+
+
+def _legacy_jsonl(path: Path, extra: list[tuple[str, str, str, str]] = ()) -> Path:  # type: ignore[assignment]
+    lines = []
+    for chat, mid, role, text in [*LEGACY, *extra]:
+        chat_type = "saved" if chat == "saved" else "group"
+        lines.append(
+            json.dumps(
+                {
+                    "id": mid,
+                    "chat": chat,
+                    "chat_type": chat_type,
+                    "role": role,
+                    "date": "2024-01-01T10:00:00Z",
+                    "text": text,
+                }
+            )
+        )
+    return write_jsonl(path, lines)
+
+
+def test_a_chat_stored_with_unescaped_refs_is_found_again(cli: Cli, data_dir: Path, tmp_path: Path) -> None:
+    """`chat:Work: team:1` was stored before refs were escaped; the same file imported after the
+    upgrade added every message again, under `chat:Work%3A team:1`, in a second source."""
+    _store_as_the_first_importer_did(data_dir)
+    before = {f["ref"] for f in _fragments(cli)}
+    assert "chat:Work: team:1" in before
+    report = _import(cli, _legacy_jsonl(tmp_path / "old.jsonl"))
+    assert (report["added"], report["already_known"], report["edited"]) == (0, 4, 0)
+    assert {f["ref"] for f in _fragments(cli)} == before
+    assert sorted(s["key"] for s in cli("sources", "--json").json()) == ["chat:Work: team", "chat:saved"]
+
+
+def test_new_and_edited_messages_of_a_legacy_chat_join_what_is_stored(
+    cli: Cli, data_dir: Path, tmp_path: Path
+) -> None:
+    _store_as_the_first_importer_did(data_dir)
+    path = _legacy_jsonl(tmp_path / "more.jsonl", [("Work: team", "9", "owner", "I am back")])
+    path.write_text(path.read_text().replace("I will be late", "I will be 10 minutes late"), encoding="utf-8")
+    report = _import(cli, path)
+    assert (report["added"], report["already_known"], report["edited"]) == (1, 3, 1)
+    frags = {f["text"]: f for f in _fragments(cli)}
+    assert frags["I will be 10 minutes late"]["locator"]["edit_of"] == "chat:Work: team:2"
+    assert len(cli("sources", "--json").json()) == 2  # no second source for the same chat
+    work = {f["session"] for f in frags.values() if f["locator"]["chat"] == "Work: team"}
+    assert work == {"chat:Work: team"}  # new messages sit in the stored conversation
+
+
+def test_an_old_ref_of_another_chat_is_not_taken_for_this_one(
+    cli: Cli, data_dir: Path, tmp_path: Path
+) -> None:
+    """Old `chat:Work: team:1` may be chat `Work: team` message `1` or chat `Work` message
+    ` team:1`: only a stored message of the same chat and id is the same message."""
+    _store_as_the_first_importer_did(data_dir)
+    other = write_jsonl(
+        tmp_path / "other.jsonl",
+        [
+            json.dumps(
+                {
+                    "id": " team:1",
+                    "chat": "Work",
+                    "chat_type": "group",
+                    "role": "other",
+                    "date": "2024-01-01T10:00:00Z",
+                    "text": "x",
+                }
+            )
+        ],
+    )
+    report = _import(cli, other)
+    assert (report["added"], report["already_known"]) == (1, 0)

@@ -221,10 +221,14 @@ class _ChatWriter:
     def add(self, message: ImportedMessage) -> None:
         key = message.source.key
         if key not in self._by_key:
-            source_id = self._uow.sources.upsert(message.source)
-            entry = SourceImport(message.source, source_id)
+            entry = self._open_source(message)
             self._by_key[key] = entry
             self._report.sources.append(entry)
+        stored_key = self._by_key[key].source.key
+        if stored_key != key and message.fragment.session == key:  # join the stored conversation
+            message = dataclasses.replace(
+                message, fragment=dataclasses.replace(message.fragment, session=stored_key)
+            )
         if message.fragment.author is Author.OWNER and "doubt" in message.fragment.locator:
             self._report.doubted += 1
         fragment, warning = clamp_to_import_time(message.fragment, self._at, message.place)
@@ -239,9 +243,55 @@ class _ChatWriter:
         if self._held >= BATCH:
             self.flush()
 
+    def _open_source(self, message: ImportedMessage) -> SourceImport:
+        """The source to store into: by its key; else as an earlier version of the importer
+        stored it (the same chat name), which is then kept; else a new one."""
+        source = message.source
+        found = self._uow.sources.find(source.key)
+        if found is None and message.legacy_source is not None:
+            legacy = self._uow.sources.find(message.legacy_source)
+            if legacy is not None and legacy[1].label == source.label:
+                return SourceImport(legacy[1], legacy[0])
+        return SourceImport(source, found[0] if found else self._uow.sources.upsert(source))
+
+    def _resolve(self) -> dict[str, Fragment]:
+        """The stored fragment of each pending message, by its ref or by the ref an earlier
+        version of the importer stored it under (the same chat and id): such a message then
+        goes on under the stored ref. A stored fragment of another chat under the same ref
+        (an old unescaped ref can read both ways) is an error, never taken for this one."""
+        stored = self._uow.fragments.by_refs([m.fragment.ref for ms in self._pending.values() for m in ms])
+        wanted = [
+            m.legacy_ref
+            for ms in self._pending.values()
+            for m in ms
+            if m.legacy_ref is not None and m.fragment.ref not in stored
+        ]
+        legacy = self._uow.fragments.by_refs(wanted) if wanted else {}
+        for messages in self._pending.values():
+            for i, message in enumerate(messages):
+                old = legacy.get(message.legacy_ref or "")
+                if (
+                    message.fragment.ref not in stored
+                    and old is not None
+                    and _same_message(old, message.fragment)
+                ):
+                    messages[i] = dataclasses.replace(
+                        message, fragment=dataclasses.replace(message.fragment, ref=old.ref)
+                    )
+                    stored[old.ref] = old
+        for message in (m for ms in self._pending.values() for m in ms):
+            other = stored.get(message.fragment.ref)
+            if other is not None and other.id <= self._floor and not _same_message(other, message.fragment):
+                raise ImportFormatError(
+                    f"{self._label}: {message.place}: message {message.fragment.ref} is stored already as "
+                    f"message {other.locator.get('message_id')!r} of chat {other.locator.get('chat_id')!r} "
+                    "(a ref written by an earlier version); it cannot be imported beside it"
+                )
+        return stored
+
     def flush(self) -> None:
+        stored = self._resolve()
         batch = [m for messages in self._pending.values() for m in messages]
-        stored = self._uow.fragments.by_refs([m.fragment.ref for m in batch])
         earlier: dict[str, tuple[str, str]] = {
             ref: (f.text, _place_of(f.locator)) for ref, f in stored.items() if f.id > self._floor
         }
@@ -295,6 +345,15 @@ class _ChatWriter:
                     f"{self._label}: the edited version {f.ref} is stored with other text"
                 )
         return set(stored)
+
+
+def _same_message(old: Fragment, new: NewFragment) -> bool:
+    """The stored fragment is this message: the same chat and message id, where both say."""
+    return all(
+        str(old.locator.get(k)) == str(new.locator.get(k))
+        for k in ("chat_id", "message_id")
+        if k in old.locator and k in new.locator
+    )
 
 
 def _new_version(fragment: NewFragment, old: Fragment) -> NewFragment:

@@ -127,8 +127,16 @@ class JsonlReader:
         chat = without_surrogates(str(msg["chat"]))
         if not text:
             return SkippedMessage(SkipReason.EMPTY, place)
+        source = self._source(chat, chat_type)
+        fragment = self._fragment(msg, chat, mid, text, captured, lineno)
+        # Before refs were escaped (issue 16) this importer stored `chat:{chat}:{id}` as written.
+        legacy_ref, legacy_source = f"chat:{chat}:{mid}", f"chat:{chat}"
         return ImportedMessage(
-            self._source(chat, chat_type), self._fragment(msg, chat, mid, text, captured, lineno), place
+            source,
+            fragment,
+            place,
+            legacy_ref=legacy_ref if legacy_ref != fragment.ref else None,
+            legacy_source=legacy_source if legacy_source != source.key else None,
         )
 
     @staticmethod

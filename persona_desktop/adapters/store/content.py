@@ -50,6 +50,10 @@ class SqlSources:
         )
         return int(result.inserted_primary_key[0])
 
+    def find(self, key: str) -> tuple[int, SourceInfo] | None:
+        row = self._conn.execute(sa.select(sources).where(sources.c.key == key)).first()
+        return None if row is None else (row.id, SourceInfo(row.key, Kind(row.kind), row.label, row.meta))
+
     def all(self) -> list[tuple[int, SourceInfo, int]]:
         counts = (
             sa.select(fragments.c.source_id, sa.func.count().label("n"))
