@@ -118,6 +118,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "file": str(export.path),
                 "format": export.format,
                 "format_name": export.format_name,
+                "encoding": export.encoding,
                 "chats": len(report.sources),
                 "added": report.added,
                 "already_known": report.known,

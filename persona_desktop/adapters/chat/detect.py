@@ -96,16 +96,28 @@ def _place(head: bytes, offset: int) -> str:
     return f"line {lines} column {column}: "
 
 
+def _not_utf8(head: bytes) -> int | None:
+    """Where the head stops being UTF-8 (not counting a character cut at its end), if it does."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None if exc.reason == "unexpected end of data" else exc.start
+    return None
+
+
 def detect(file: ChatFile) -> str:
-    """'telegram', 'jsonl', 'chatgpt', 'claude' or 'whatsapp'; else a clear error."""
+    """'telegram', 'jsonl', 'chatgpt', 'claude' or 'whatsapp'; else a clear error.
+
+    The head is the file's UTF-8 view: UTF-16 and UTF-32 are decoded, a byte order mark
+    is dropped (`text_encoding`)."""
     head = file.head(HEAD_BYTES)
-    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+    if not head.strip(b" \t\r\n"):
         raise ImportFormatError(f"{file.label}: the file is empty")
     if _whatsapp_head(head):  # first: an iOS line starts with "[" like JSON
         return "whatsapp"
-    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    start = head.lstrip(b" \t\r\n")[:1]
     if start in (b"{", b"["):
-        json_head = _json_head(head[3:] if head.startswith(b"\xef\xbb\xbf") else head)
+        json_head = _json_head(head)
         if json_head.kind == "object":
             if json_head.keys >= JSONL_KEYS:
                 return "jsonl"
@@ -122,5 +134,8 @@ def detect(file: ChatFile) -> str:
                 raise ImportFormatError(f"{file.label}: an empty list: no conversations to import")
         if json_head.number_error:
             raise ImportFormatError(f"{file.label}: {json_head.number_error}")
+        bad = _not_utf8(head)  # the parser stopped there, before it saw what the file is
+        if bad is not None:
+            raise ImportFormatError(f"{file.label}: {_place(head, bad)}not UTF-8 text")
         raise ImportFormatError(f"{file.label}: JSON, but not a chat export this app knows; {LOOKED_FOR}")
     raise ImportFormatError(f"{file.label}: not a chat export this app knows; {LOOKED_FOR}")

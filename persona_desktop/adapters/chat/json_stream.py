@@ -136,16 +136,16 @@ def _line_column(opener: Opener, offset: int) -> tuple[int, int]:
     return line, column + 1
 
 
-def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
+def _failing_offset(opener: Opener, upto: int) -> int:
     """The byte at which the parser fails: replay the file, the last chunk byte by byte.
 
     The surrogate filter keeps lengths (a 6-byte escape for a 6-byte escape), so bytes
-    passed to the parser count bytes of the file.
+    passed to the parser count bytes of the file's UTF-8 view (`text_encoding`).
     """
     sink = ijson.sendable_list()
     parser = ijson.basic_parse_coro(sink)
     surrogates = SurrogateFilter(in_string=lambda _offset: True)  # the first reading checked numbers
-    passed = 3 if skip_bom else 0
+    passed = 0
 
     def feed(data: bytes, final: bool = False, bytewise: bool = False) -> None:
         nonlocal passed
@@ -158,9 +158,7 @@ def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
             del sink[:]
 
     with opener() as stream:
-        if skip_bom:
-            stream.read(3)
-        read = passed
+        read = 0
         try:
             while read < upto:
                 chunk = stream.read(min(CHUNK, upto - read))
@@ -197,27 +195,19 @@ class JsonStream:
         sink = ijson.sendable_list()
         parser = ijson.basic_parse_coro(sink)
         consumed, quiet_since = 0, 0
-        bom = False
         strings: json_numbers.StringTracker | None = None
 
         def in_string(offset: int) -> bool:  # a second reading of the file, opened on first use
             nonlocal strings
             if strings is None:
                 again = extra.enter_context(self._opener())
-                again.read(3 if bom else 0)
                 strings = json_numbers.StringTracker(iter(lambda: again.read(CHUNK), b""))
             return strings(offset)
 
         surrogates = SurrogateFilter(in_string)
         with contextlib.ExitStack() as extra, self._opener() as stream:
-            first = True
             while True:
                 chunk = stream.read(CHUNK)
-                if first:
-                    bom = chunk.startswith(b"\xef\xbb\xbf")
-                    chunk = chunk[3:] if bom else chunk
-                    consumed = 3 if bom else 0
-                    first = False
                 failure: Exception | None = None
                 try:
                     data = surrogates.feed(chunk, final=not chunk)
@@ -229,17 +219,15 @@ class JsonStream:
                     failure = exc
                 except json_numbers.NumberTooLong as exc:
                     # Found before the parser read the chunk: the path would lag, the line and column do not.
-                    line, column = _line_column(self._opener, exc.offset + (3 if bom else 0))
+                    line, column = _line_column(self._opener, exc.offset)
                     raise ImportFormatError(
                         f"{self.label}: line {line} column {column}: {json_numbers.TOO_LONG_NUMBER}"
                     ) from None
                 except InvalidOperation:  # an exponent Decimal cannot hold: the sink is not read again
-                    raise self._syntax_error(
-                        ValueError(json_numbers.TOO_LARGE_NUMBER), consumed, bom
-                    ) from None
+                    raise self._syntax_error(ValueError(json_numbers.TOO_LARGE_NUMBER), consumed) from None
                 if failure is not None:  # the events before the error first, so the path is right
                     yield from sink
-                    raise self._syntax_error(failure, consumed, bom)
+                    raise self._syntax_error(failure, consumed)
                 consumed += len(chunk)
                 if sink:
                     yield from sink
@@ -250,8 +238,8 @@ class JsonStream:
                 if not chunk:
                     return
 
-    def _syntax_error(self, exc: Exception, consumed: int, bom: bool) -> ImportFormatError:
-        offset = _failing_offset(self._opener, bom, consumed)
+    def _syntax_error(self, exc: Exception, consumed: int) -> ImportFormatError:
+        offset = _failing_offset(self._opener, consumed)
         line, column = _line_column(self._opener, offset)
         where = format_path(self._path)
         return ImportFormatError(f"{self.label}: line {line} column {column} (at {where}): {_one_line(exc)}")
