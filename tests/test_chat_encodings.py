@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.chat_exports import OWNER, chatgpt_export, tg_export, tg_message
-from tests.conftest import Cli, chat_line
+from tests.conftest import Cli, chat_import_error, chat_line
 
 WHATSAPP = (
     "31/12/2023, 21:41 - Ann: I moved to Oslo in May\n"
@@ -30,14 +30,6 @@ ENCODINGS: dict[str, tuple[Encode, str]] = {  # how the file is written, what th
     "utf-16be no BOM": (lambda s: s.encode("utf-16-be"), " in UTF-16BE"),
     "utf-32le BOM": (lambda s: s.encode("utf-32"), " in UTF-32LE"),
 }
-
-
-def _one_line_error(cli: Cli, *args: str) -> str:
-    result = cli("ingest", "chat", *args)
-    assert result.code == 1, result.out
-    assert result.err.startswith("persona-desktop: error: ") and len(result.err.strip().splitlines()) == 1
-    assert "Traceback" not in result.err
-    return result.err
 
 
 def _fragments(cli: Cli) -> dict[str, dict]:  # type: ignore[type-arg]
@@ -129,15 +121,15 @@ def test_a_utf16_whatsapp_zip_imports(cli: Cli, tmp_path: Path) -> None:
 def test_utf16_lines_and_columns_are_counted_in_characters(cli: Cli, tmp_path: Path) -> None:
     bad_jsonl = tmp_path / "chat.jsonl"
     bad_jsonl.write_bytes((chat_line("1", "ünïcödé 🏥") + "\n" + '{"id": "2", oops}\n').encode("utf-16"))
-    assert "chat.jsonl line 2 column 13: " in _one_line_error(cli, str(bad_jsonl))
+    assert "chat.jsonl line 2 column 13: " in chat_import_error(cli, str(bad_jsonl))
     bad_json = tmp_path / "result.json"
     text = _telegram().replace('"schön"', '"schön" oops', 1)
     bad_json.write_bytes(text.encode("utf-16-be"))
     line, column = 1, text.index("oops") + 1
-    assert f"result.json: line {line} column {column} " in _one_line_error(cli, str(bad_json))
+    assert f"result.json: line {line} column {column} " in chat_import_error(cli, str(bad_json))
     long_line = tmp_path / "_chat.txt"
     long_line.write_bytes((WHATSAPP + "31/12/2023, 21:46 - Bob: " + "ж" * 600_000 + "\n").encode("utf-16"))
-    assert "_chat.txt line 6: longer than 1.0 MB" in _one_line_error(
+    assert "_chat.txt line 6: longer than 1.0 MB" in chat_import_error(
         cli, str(long_line), "--owner-name", "Ann"
     )
 
@@ -174,7 +166,7 @@ def test_invalid_bytes_after_a_byte_order_mark_are_named(
 ) -> None:
     path = tmp_path / "_chat.txt"
     path.write_bytes(content)
-    assert expected in _one_line_error(cli, str(path), "--owner-name", "Ann")
+    assert expected in chat_import_error(cli, str(path), "--owner-name", "Ann")
     assert cli("fragments", "--json").json() == []
 
 
@@ -186,7 +178,7 @@ def test_invalid_utf8_after_a_utf8_byte_order_mark_is_named_not_taken_for_anothe
     path = tmp_path / "export.json"
     at = text.index("requested" if kind == "telegram" else '"chat"')  # before anything tells the format
     path.write_bytes(b"\xef\xbb\xbf" + text[:at].encode() + b"\xff\xfe" + text[at:].encode())
-    err = _one_line_error(cli, str(path))
+    err = chat_import_error(cli, str(path))
     assert f"export.json: line 1 column {at + 1}: not UTF-8 text" in err, err
     assert "not a chat export" not in err
     assert cli("fragments", "--json").json() == []
