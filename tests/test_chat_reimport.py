@@ -309,3 +309,35 @@ def test_an_old_ref_of_another_chat_is_not_taken_for_this_one(
     )
     report = _import(cli, other)
     assert (report["added"], report["already_known"]) == (1, 0)
+
+
+# --- which stored text of a message is its newest -------------------------------------------------
+
+
+def test_version_refs_name_their_message_and_nothing_else() -> None:
+    from persona_desktop.domain.message_versions import message_ref, version_ref
+
+    v = version_ref("chat:saved:1", "I live in Munich")
+    assert v.startswith("chat:saved:1:v:") and message_ref(v) == "chat:saved:1"
+    assert message_ref(version_ref(v, "x")) == v  # never made (edits link the first ref), but exact
+    for ref in ("chat:saved:1", "chat:a:v:b:1", "chat:a:v:0123456789abc", "wa:x:20240101T100000:ab12"):
+        assert message_ref(ref) == ref
+
+
+def test_the_newest_version_is_found_by_its_message_only(cli: Cli, data_dir: Path, tmp_path: Path) -> None:
+    """Message 10's ref starts like message 1's: it is not a version of it."""
+    from persona_desktop.bootstrap import open_runtime
+
+    def lines(first: str) -> list[str]:
+        return [chat_line("1", first), chat_line("10", "ten")]
+
+    _import(cli, write_jsonl(tmp_path / "a.jsonl", lines("one")))
+    _import(cli, write_jsonl(tmp_path / "b.jsonl", lines("one, edited")))
+    ids = {f["text"]: f["id"] for f in _fragments(cli)}
+    rt = open_runtime(data_dir)
+    try:
+        with rt.uow.read() as uow:
+            newest = uow.fragments.newest_versions(["chat:saved:1", "chat:saved:10", "chat:saved:2"])
+    finally:
+        rt.close()
+    assert newest == {"chat:saved:1": ids["one, edited"], "chat:saved:10": ids["ten"]}

@@ -95,6 +95,34 @@ def test_an_edit_read_after_the_old_text_grounds_in_the_new_words_only(
     assert berlin["status"] == "pending" and "'Berlin' appears in none of your messages" in berlin["reason"]
 
 
+def test_the_wording_an_edit_replaced_grounds_nothing_when_both_are_in_one_document(
+    ready: Cli, ollama_server: OllamaServer, tmp_path: Path
+) -> None:
+    """Both versions imported before any run: the model sees both lines and cites the old one
+    for what the owner took back. It was applied as the owner's words."""
+    _ingest(ready, _saved(tmp_path, BERLIN))
+    assert _ingest(ready, _saved(tmp_path, MUNICH))["edited"] == 1
+    refs = _refs(ready)
+
+    def plan(lines: Lines) -> list[dict[str, Any]]:
+        assert sorted(ref for ref, _ in lines) == sorted(refs.values())
+        return [
+            claim("The owner lives in Berlin", [ref_of(lines, "Berlin")]),
+            claim("The owner lives in Munich", [ref_of(lines, "Munich"), ref_of(lines, "Berlin")]),
+        ]
+
+    ollama_server.default = HostileModel(plan)
+    _run(ready)
+    assert _facts(ready) == ["The owner lives in Munich"]
+    assert _grounding(ready, "The owner lives in Munich")["ref"] == refs[MUNICH]
+    berlin = _candidates(ready)["The owner lives in Berlin"]
+    assert berlin["status"] == "pending"
+    assert (
+        "'lives' and 'Berlin' appear only in your earlier wording of a message you edited since"
+        in berlin["reason"]
+    )
+
+
 def test_a_fact_drawn_from_the_old_words_keeps_them_as_its_evidence(
     ready: Cli, ollama_server: OllamaServer, tmp_path: Path
 ) -> None:

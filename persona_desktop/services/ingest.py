@@ -18,7 +18,6 @@ and hold the sleep cycle's quiet gate shut.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.domain.dates import clamp_future
+from persona_desktop.domain.message_versions import version_ref
 from persona_desktop.domain.model import Author, Fragment, NewFragment, SourceInfo
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.ports import (
@@ -186,15 +186,6 @@ class ChatImportReport:
     @property
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
-
-
-def version_ref(ref: str, text: str) -> str:
-    """The ref of `text` as an edited version of the message stored under `ref`.
-
-    Importers' refs are escaped parts joined by ':' with a fixed number of parts per
-    format, so `<ref>:v:<digest>` is never another message's ref.
-    """
-    return f"{ref}:v:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 class _ChatWriter:
