@@ -197,6 +197,26 @@ FORMATS: dict[str, tuple[str, Callable[[Path, int], None], list[str]]] = {
 }
 
 
+def view_speed(folder: Path, n: int) -> str:
+    """MB/s of the file read through the importers' UTF-8 view, WhatsApp text as UTF-8 and as
+    UTF-16LE (decoded chunk by chunk), in this process: what the decoding itself costs."""
+    sys.path.insert(0, str(REPO))
+    from persona_desktop.adapters.chat.files import ChatFile
+
+    out = []
+    for name, make in (("UTF-8", whatsapp), ("UTF-16LE", utf16(whatsapp))):
+        file = folder / f"view-{name}.txt"
+        make(file, n)
+        start = time.perf_counter()
+        with ChatFile(file).open() as stream:
+            while stream.read(1 << 16):
+                pass
+        seconds = time.perf_counter() - start
+        out.append(f"{name} {file.stat().st_size / 2**20 / seconds:,.0f} MB/s")
+        file.unlink()
+    return ", ".join(out)
+
+
 def run_import(file: Path, data_dir: Path, extra: list[str]) -> tuple[float, int, dict[str, Any]]:
     """Seconds, peak RSS in bytes and the --json report of one import in its own process."""
     cmd = [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "ingest", "chat", str(file)]
@@ -256,6 +276,11 @@ def main() -> None:
     ]
     if ratios:
         print("UTF-16 time / UTF-8 time: " + ", ".join(ratios))
+        with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
+            print(
+                f"reading through the UTF-8 view alone ({args.messages:,} WhatsApp messages): "
+                + view_speed(Path(tmp), args.messages)
+            )
 
 
 if __name__ == "__main__":
