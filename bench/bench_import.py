@@ -1,5 +1,9 @@
 """Chat import: throughput and peak memory for each export format, at N and 2N messages.
 
+`-utf16` formats are the same exports written as UTF-16LE with a byte order mark (as
+WhatsApp on some phones and Windows tools write them); their time is also printed as a
+ratio to the UTF-8 file's, measured in the same run.
+
 Each import runs as its own `persona-desktop ingest chat` process on a fresh data dir;
 its peak RSS comes from the kernel (wait4). Target: under 300 MB at any size, flat
 when the file doubles (the exports are streamed, one message or conversation at a time).
@@ -165,13 +169,52 @@ def whatsapp(path: Path, n: int) -> None:
             out.write(f"{time.strftime('%d/%m/%Y, %H:%M', t)} - {who}: {text}\n")
 
 
+def utf16(make: Callable[[Path, int], None]) -> Callable[[Path, int], None]:
+    """The export `make` writes, rewritten as UTF-16LE with a byte order mark, streaming."""
+
+    def write(path: Path, n: int) -> None:
+        plain = path.with_name(path.name + ".utf8")
+        make(plain, n)
+        with (
+            plain.open(encoding="utf-8", newline="") as src,
+            path.open("w", encoding="utf-16", newline="") as out,
+        ):
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+        plain.unlink()
+
+    return write
+
+
 FORMATS: dict[str, tuple[str, Callable[[Path, int], None], list[str]]] = {
     "telegram": ("result.json", telegram, []),
     "chatgpt": ("conversations.json", chatgpt, []),
     "claude": ("conversations.json", claude, []),
     "whatsapp": ("WhatsApp Chat with Bob.txt", whatsapp, ["--owner-name", "Ann"]),
     "jsonl": ("chat.jsonl", jsonl, []),
+    "whatsapp-utf16": ("WhatsApp Chat with Bob.txt", utf16(whatsapp), ["--owner-name", "Ann"]),
+    "telegram-utf16": ("result.json", utf16(telegram), []),
 }
+
+
+def view_speed(folder: Path, n: int) -> str:
+    """MB/s of the file read through the importers' UTF-8 view, WhatsApp text as UTF-8 and as
+    UTF-16LE (decoded chunk by chunk), in this process: what the decoding itself costs."""
+    sys.path.insert(0, str(REPO))
+    from persona_desktop.adapters.chat.files import ChatFile
+
+    out = []
+    for name, make in (("UTF-8", whatsapp), ("UTF-16LE", utf16(whatsapp))):
+        file = folder / f"view-{name}.txt"
+        make(file, n)
+        start = time.perf_counter()
+        with ChatFile(file).open() as stream:
+            while stream.read(1 << 16):
+                pass
+        seconds = time.perf_counter() - start
+        out.append(f"{name} {file.stat().st_size / 2**20 / seconds:,.0f} MB/s")
+        file.unlink()
+    return ", ".join(out)
 
 
 def run_import(file: Path, data_dir: Path, extra: list[str]) -> tuple[float, int, dict[str, Any]]:
@@ -198,9 +241,10 @@ def main() -> None:
     parser.add_argument("--formats", default=",".join(FORMATS))
     args = parser.parse_args()
     print(
-        f"{'format':9} {'messages':>9} {'file MB':>8} {'seconds':>8} {'msg/s':>8} {'MB/s':>6} {'peak RSS MB':>12}"
+        f"{'format':14} {'messages':>9} {'file MB':>8} {'seconds':>8} {'msg/s':>8} {'MB/s':>6} {'peak RSS MB':>12}"
     )
     flat: list[str] = []
+    times: dict[tuple[str, int], float] = {}
     with tempfile.TemporaryDirectory(prefix="bench-import-") as tmp:
         for name in args.formats.split(","):
             filename, make, extra = FORMATS[name]
@@ -216,14 +260,27 @@ def main() -> None:
                 if read != n:
                     raise SystemExit(f"{name}: {read} messages accounted for, {n} written")
                 peaks.append(peak)
+                times[name, n] = seconds
                 print(
-                    f"{name:9} {n:>9,} {size / 2**20:>8.1f} {seconds:>8.1f} {n / seconds:>8,.0f} "
+                    f"{name:14} {n:>9,} {size / 2**20:>8.1f} {seconds:>8.1f} {n / seconds:>8,.0f} "
                     f"{size / 2**20 / seconds:>6.1f} {peak / 2**20:>12.1f}",
                     flush=True,
                 )
                 file.unlink()
             flat.append(f"{name} {peaks[1] / peaks[0]:.2f}x")
     print("peak RSS at 2N / at N: " + ", ".join(flat) + "  (1.00x = flat; target: under 300 MB at any size)")
+    ratios = [
+        f"{name} {times[name, n] / times[name.removesuffix('-utf16'), n]:.2f}x at {n:,}"
+        for name, n in times
+        if name.endswith("-utf16") and (name.removesuffix("-utf16"), n) in times
+    ]
+    if ratios:
+        print("UTF-16 time / UTF-8 time: " + ", ".join(ratios))
+        with tempfile.TemporaryDirectory(prefix="bench-view-") as tmp:
+            print(
+                f"reading through the UTF-8 view alone ({args.messages:,} WhatsApp messages): "
+                + view_speed(Path(tmp), args.messages)
+            )
 
 
 if __name__ == "__main__":

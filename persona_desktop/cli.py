@@ -118,9 +118,12 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "file": str(export.path),
                 "format": export.format,
                 "format_name": export.format_name,
+                "encoding": export.encoding,
                 "chats": len(report.sources),
                 "added": report.added,
                 "already_known": report.known,
+                "edited": report.edited,
+                "doubted": report.doubted,
                 "skipped": {reason.value: report.skipped.get(reason, 0) for reason in SkipReason},
                 "skipped_total": report.skipped_total,
                 "unreadable": unreadable,
@@ -132,6 +135,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                         "label": s.source.label,
                         "added": s.added,
                         "already_known": s.known,
+                        "edited": s.edited,
                     }
                     for s in report.sources
                 ],
@@ -142,10 +146,19 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
         f"{export.path}: read as {export.format_name}: {len(report.sources)} chat(s), "
         f"{report.added} new message(s), {report.known} already known"
     )
+    if report.edited:
+        line += f", {report.edited} edited since (the new text stored beside the old)"
     if report.skipped_total:
         reasons = ", ".join(f"{n} {reason.label}" for reason, n in report.skipped.most_common())
         line += f"; skipped {report.skipped_total}: {reasons}"
     print(line)
+    if report.doubted:
+        print(
+            f"persona-desktop: note: {report.doubted} of your messages stored as untrusted: each could be "
+            "a line typed inside someone else's message (the export does not mark where a message ends); "
+            "'fragments --json' shows why under 'doubt'",
+            file=sys.stderr,
+        )
     for warning in report.warnings:  # messages dated in the future, stored at the import time
         print(f"persona-desktop: warning: {warning}", file=sys.stderr)
     for item in unreadable:

@@ -6,7 +6,7 @@ which. Services and the ui only ever see these types.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,6 +76,10 @@ class ChatModel(Protocol):
 
 class SourceRepository(Protocol):
     def upsert(self, source: SourceInfo) -> int: ...
+    def find(self, key: str) -> tuple[int, SourceInfo] | None:
+        """The stored source with this key, without adding one."""
+        ...
+
     def get(self, source_id: int) -> tuple[SourceInfo, datetime] | None: ...
     def all(self) -> list[tuple[int, SourceInfo, int]]:
         """Every source with its id and how many fragments it holds."""
@@ -92,6 +96,11 @@ class FragmentRepository(Protocol):
         ...
 
     def by_refs(self, refs: Sequence[str]) -> dict[str, Fragment]: ...
+    def newest_versions(self, message_refs: Collection[str]) -> dict[str, int]:
+        """The id of the newest stored text of each of these chat messages, by message ref: its
+        first text or an edit stored since (`domain.message_versions`); absent when none is."""
+        ...
+
     def by_ids(self, ids: Sequence[int]) -> list[Fragment]: ...
     def unread_page(self, before: tuple[datetime, int] | None, limit: int) -> list[FragmentHead]:
         """Fragments no sleep run has read yet, newest first, strictly before `before` (captured_at, id)."""
@@ -465,6 +474,10 @@ class ImportedMessage:
     source: SourceInfo
     fragment: NewFragment
     place: str
+    # The ref and source key an earlier version of the importer stored this message under, where
+    # they differ: looked up when the current ones are not stored, and then kept.
+    legacy_ref: str | None = None
+    legacy_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,6 +113,15 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def chat_import_error(cli: Cli, *args: str) -> str:
+    """The error of `ingest chat ARGS`, which must fail with one line and no traceback."""
+    result = cli("ingest", "chat", *args)
+    assert result.code == 1, result.out
+    assert result.err.startswith("persona-desktop: error: ") and len(result.err.strip().splitlines()) == 1
+    assert "Traceback" not in result.err
+    return result.err
+
+
 @pytest.fixture
 def ollama_server() -> Iterator[OllamaServer]:
     """A scripted loopback Ollama (see tests/ollama_server.py); `.url` is its host."""

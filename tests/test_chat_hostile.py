@@ -12,15 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.chat_exports import OWNER, chatgpt_export, claude_export, tg_export, tg_message, write_json
-from tests.conftest import Cli, chat_line, write_jsonl
-
-
-def _one_line_error(cli: Cli, *args: str) -> str:
-    result = cli("ingest", "chat", *args)
-    assert result.code == 1, result.out
-    assert result.err.startswith("persona-desktop: error: ") and len(result.err.strip().splitlines()) == 1
-    assert "Traceback" not in result.err
-    return result.err
+from tests.conftest import Cli, chat_import_error, chat_line, write_jsonl
 
 
 def _telegram(tmp_path: Path, messages: list[dict], name: str = "result.json") -> Path:  # type: ignore[type-arg]
@@ -33,7 +25,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(cli: Cli, tmp_path: Path
     fifo = tmp_path / "chat.json"
     os.mkfifo(fifo)
     result: list[str] = []
-    worker = threading.Thread(target=lambda: result.append(_one_line_error(cli, str(fifo))), daemon=True)
+    worker = threading.Thread(target=lambda: result.append(chat_import_error(cli, str(fifo))), daemon=True)
     worker.start()
     worker.join(timeout=30)
     assert not worker.is_alive(), "reading a FIFO hung"
@@ -43,18 +35,18 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(cli: Cli, tmp_path: Path
 @pytest.mark.parametrize(("target", "kind"), [("/dev/zero", "a character device"), ("folder", "a folder")])
 def test_devices_and_folders_are_refused(cli: Cli, tmp_path: Path, target: str, kind: str) -> None:
     path = Path(target) if target.startswith("/") else tmp_path
-    assert f"is {kind}, not a file" in _one_line_error(cli, str(path))
+    assert f"is {kind}, not a file" in chat_import_error(cli, str(path))
 
 
 def test_the_size_cap_is_named(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _telegram(tmp_path, [tg_message(1, OWNER, "hello")])
     monkeypatch.setattr("persona_desktop.adapters.chat.files.MAX_FILE_BYTES", 100)
-    assert "the most one chat file may hold" in _one_line_error(cli, str(path))
+    assert "the most one chat file may hold" in chat_import_error(cli, str(path))
     bundle = tmp_path / "chat.zip"
     with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("_chat.txt", "31/12/2023, 21:41 - Ann: hi\n" * 1000)
     monkeypatch.setattr("persona_desktop.adapters.chat.files.MAX_FILE_BYTES", 10_000)
-    assert "unpacked is more than" in _one_line_error(cli, str(bundle), "--owner-name", "Ann")
+    assert "unpacked is more than" in chat_import_error(cli, str(bundle), "--owner-name", "Ann")
 
 
 def test_deep_nesting_names_its_place(cli: Cli, tmp_path: Path) -> None:
@@ -65,14 +57,14 @@ def test_deep_nesting_names_its_place(cli: Cli, tmp_path: Path) -> None:
         f'"messages": [{{"id": 1, "type": "message", "text": {deep}}}]}}]}}}}',
         encoding="utf-8",
     )
-    err = _one_line_error(cli, str(tg))
+    err = chat_import_error(cli, str(tg))
     assert "chats.list[0].messages[0]" in err and "nested deeper than 64 levels" in err
     jsonl = tmp_path / "deep.jsonl"
     jsonl.write_text(chat_line("1", "fine") + "\n" + '{"id": "2", "x": ' + deep + "}\n", encoding="utf-8")
-    assert "deep.jsonl line 2 column 81: nested deeper than 64 levels" in _one_line_error(cli, str(jsonl))
+    assert "deep.jsonl line 2 column 81: nested deeper than 64 levels" in chat_import_error(cli, str(jsonl))
     conversations = tmp_path / "conversations.json"
     conversations.write_text('[{"mapping": {}, "current_node": ' + deep + "}]", encoding="utf-8")
-    assert "[0].current_node" in _one_line_error(cli, str(conversations))
+    assert "[0].current_node" in chat_import_error(cli, str(conversations))
 
 
 def test_lone_surrogates_are_replaced(cli: Cli, tmp_path: Path) -> None:
@@ -134,7 +126,7 @@ def test_impossible_dates_and_ids_are_skipped_by_name(cli: Cli, tmp_path: Path) 
             [{"type": "personal_chat", "id": 99999999999999999999, "messages": [tg_message(1, OWNER, "x")]}]
         ),
     )
-    assert "chats.list[0].id: 99999999999999999999 is not a chat id" in _one_line_error(cli, str(big_chat))
+    assert "chats.list[0].id: 99999999999999999999 is not a chat id" in chat_import_error(cli, str(big_chat))
 
 
 def test_a_file_broken_after_many_messages_imports_nothing(cli: Cli, tmp_path: Path) -> None:
@@ -144,33 +136,33 @@ def test_a_file_broken_after_many_messages_imports_nothing(cli: Cli, tmp_path: P
     broken = tmp_path / "broken.json"
     text = good.read_text(encoding="utf-8")
     broken.write_text(text[: int(len(text) * 0.95)], encoding="utf-8")
-    err = _one_line_error(cli, str(broken))
+    err = chat_import_error(cli, str(broken))
     assert "broken.json: line " in err and " column " in err and "(at chats.list[0].messages[" in err
     assert cli("fragments", "--json").json() == []
     garbage = tmp_path / "garbage.json"
     garbage.write_text(text + "\n{}", encoding="utf-8")
-    assert "garbage.json: line " in _one_line_error(cli, str(garbage))
+    assert "garbage.json: line " in chat_import_error(cli, str(garbage))
     assert cli("fragments", "--json").json() == []
 
 
 def test_not_utf8_broken_zip_and_empty_files(cli: Cli, tmp_path: Path) -> None:
     latin = tmp_path / "WhatsApp Chat with Bob.txt"
     latin.write_bytes("31/12/2023, 21:41 - Ann: hi\n31/12/2023, 21:42 - Bob: caf\xe9\n".encode("latin-1"))
-    assert "line 2: not UTF-8 text" in _one_line_error(cli, str(latin), "--owner-name", "Ann")
+    assert "line 2: not UTF-8 text" in chat_import_error(cli, str(latin), "--owner-name", "Ann")
     fake_zip = tmp_path / "chat.zip"
     fake_zip.write_bytes(b"PK\x03\x04" + b"\x00" * 64)
-    assert "not a readable zip file" in _one_line_error(cli, str(fake_zip))
+    assert "not a readable zip file" in chat_import_error(cli, str(fake_zip))
     photos = tmp_path / "photos.zip"
     with zipfile.ZipFile(photos, "w") as archive:
         archive.writestr("a.jpg", b"x")
         archive.writestr("b.jpg", b"y")
-    assert "holds no chat export" in _one_line_error(cli, str(photos))
+    assert "holds no chat export" in chat_import_error(cli, str(photos))
     empty = tmp_path / "empty.json"
     empty.write_bytes(b"\xef\xbb\xbf  \n")
-    assert "the file is empty" in _one_line_error(cli, str(empty))
+    assert "the file is empty" in chat_import_error(cli, str(empty))
     no_conversations = tmp_path / "conversations.json"
     no_conversations.write_text("[]", encoding="utf-8")
-    assert "no conversations" in _one_line_error(cli, str(no_conversations))
+    assert "no conversations" in chat_import_error(cli, str(no_conversations))
 
 
 def test_one_oversized_value_is_refused_with_its_place(
@@ -178,10 +170,10 @@ def test_one_oversized_value_is_refused_with_its_place(
 ) -> None:
     monkeypatch.setattr("persona_desktop.adapters.chat.telegram.MAX_MESSAGE_CHARS", 1000)
     path = _telegram(tmp_path, [tg_message(1, OWNER, "ok"), tg_message(2, OWNER, "x" * 5000)])
-    assert "chats.list[0].messages[1]: holds more than" in _one_line_error(cli, str(path))
+    assert "chats.list[0].messages[1]: holds more than" in chat_import_error(cli, str(path))
     monkeypatch.setattr("persona_desktop.adapters.chat.json_stream.MAX_TOKEN_BYTES", 200_000)
     huge = _telegram(tmp_path, [tg_message(1, OWNER, "y" * 400_000)], name="huge.json")
-    assert "one value is larger than" in _one_line_error(cli, str(huge))
+    assert "one value is larger than" in chat_import_error(cli, str(huge))
     assert cli("fragments", "--json").json() == []
 
 
@@ -200,7 +192,7 @@ def test_values_of_the_wrong_type_are_counted_not_crashed_on(cli: Cli, tmp_path:
         assert result.json()["skipped"]["unreadable"] >= 1
     line = json.loads(chat_line("1", "x")) | {"role": ["owner"]}
     bad_role = write_jsonl(tmp_path / "role.jsonl", [json.dumps(line)])
-    assert "line 1: role ['owner'] is not one of owner, assistant, other" in _one_line_error(
+    assert "line 1: role ['owner'] is not one of owner, assistant, other" in chat_import_error(
         cli, str(bad_role)
     )
 
@@ -213,5 +205,87 @@ def test_a_syntax_error_is_placed_exactly_even_after_escapes(cli: Cli, tmp_path:
         "]}]}}",
         encoding="utf-8",
     )
-    err = _one_line_error(cli, str(path), "--owner-id", "1")
+    err = chat_import_error(cli, str(path), "--owner-id", "1")
     assert "result.json: line 2 column 94 (at chats.list[0].messages[0]): lexical error" in err
+
+
+@pytest.mark.timeout(60)
+def test_an_unterminated_string_of_escaped_quotes_does_not_stall_the_nesting_check(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The JSONL nesting scan restarted its string pattern at every quote of an unterminated
+    string: 40,000 characters took 7 s, a 16 MB line would never end."""
+    path = tmp_path / "chat.jsonl"
+    attack = "{" * 30 + '"' + '\\"' * 400_000 + "[" * 70
+    path.write_text(chat_line("1", "fine") + "\n" + attack + "\n", encoding="utf-8")
+    assert "chat.jsonl line 2 column " in chat_import_error(cli, str(path))
+
+
+def test_numbers_too_long_to_read_are_named_not_tracebacks(cli: Cli, tmp_path: Path) -> None:
+    """Python refuses to read an integer of more than 4,300 digits (ValueError, or SystemError
+    out of ijson's C parser): it reached the owner as an internal error."""
+    huge = "9" * 5000
+    gpt = tmp_path / "conversations.json"
+    gpt.write_text(
+        '[{"id": "c", "mapping": {"n1": {"parent": null, "children": [], "message": {"id": "m", '
+        '"author": {"role": "user"}, "create_time": ' + huge + ', "content": {"parts": ["hi"]}}}}}]',
+        encoding="utf-8",
+    )
+    err = chat_import_error(cli, str(gpt))
+    assert "line 1 column " in err and "a number longer than 4300 digits" in err
+    late = tmp_path / "late.json"  # past the first megabyte, where the format is found
+    first = json.loads(chatgpt_export(tmp_path / "ok.json").read_text())[0]
+    late.write_text(
+        json.dumps([first | {"zz_padding": "x" * 1_100_000}])[:-1]
+        + ', {"id": "c2", "mapping": {}, "n": '
+        + huge
+        + "}]",
+        encoding="utf-8",
+    )
+    err = chat_import_error(cli, str(late))
+    assert f"late.json: line 1 column {late.read_text().index(huge) + 1}: " in err
+    assert "a number longer than 4300 digits" in err
+    exponent = tmp_path / "exponent.json"  # Decimal holds no exponent of 19 digits: InvalidOperation
+    exponent.write_text(gpt.read_text().replace(huge, "1e" + "9" * 30), encoding="utf-8")
+    assert "a number too large to read" in chat_import_error(cli, str(exponent))
+    for name, line in (
+        ("first.jsonl", '{"id": "1", "chat": ' + huge + ', "chat_type": "personal", "role": "owner"}'),
+        ("late.jsonl", chat_line("1", "fine") + '\n{"id": ' + huge + "}"),
+    ):
+        path = tmp_path / name
+        path.write_text(line + "\n", encoding="utf-8")
+        err = chat_import_error(cli, str(path))
+        assert "a number longer than 4300 digits" in err, err
+    assert "first.jsonl: line 1 column 21: " in chat_import_error(cli, str(tmp_path / "first.jsonl"))
+    assert "late.jsonl: line 2 column 8: " in chat_import_error(cli, str(tmp_path / "late.jsonl"))
+    assert cli("fragments", "--json").json() == []
+
+
+def test_long_digit_runs_inside_text_are_text(cli: Cli, tmp_path: Path) -> None:
+    """Only a number token is refused: the same digits inside a message are the message, in every
+    reader, wherever the file's chunks happen to cut them."""
+    digits = "7" * 5000
+    data = json.loads(chatgpt_export(tmp_path / "gpt.json").read_text())
+    node = data[0]["mapping"]["u1b"]["message"]
+    node["content"]["parts"] = [f"pi-ish: {digits}, ok"]
+    padded = json.dumps([*data, {"title": "x" * 65_530 + digits}])  # the digits again across a chunk's end
+    (tmp_path / "conversations.json").write_text(padded, encoding="utf-8")
+    assert "[2]: the conversation has no 'conversation_id'" in chat_import_error(
+        cli, str(tmp_path / "conversations.json")
+    )
+    (tmp_path / "conversations.json").write_text(json.dumps(data), encoding="utf-8")
+    assert cli("ingest", "chat", str(tmp_path / "conversations.json")).code == 0
+    jsonl = write_jsonl(tmp_path / "c.jsonl", [chat_line("1", f"code: {digits}, thanks")])
+    assert cli("ingest", "chat", str(jsonl)).code == 0
+    texts = {f["text"] for f in cli("fragments", "--json").json()}
+    assert f"pi-ish: {digits}, ok" in texts and f"code: {digits}, thanks" in texts
+
+
+def test_a_fractional_number_where_a_name_belongs_is_stored_as_text(cli: Cli, tmp_path: Path) -> None:
+    """Found by the fuzz pass: `"from": 1.5` reached the store as a Decimal, which it cannot save
+    (an internal error)."""
+    path = _telegram(tmp_path, [tg_message(1, OWNER, "hello") | {"from": 1.5, "reply_to_message_id": 2.5}])
+    result = cli("ingest", "chat", str(path))
+    assert result.code == 0, result.err
+    [fragment] = cli("fragments", "--json").json()
+    assert (fragment["locator"]["from"], fragment["locator"]["reply_to"]) == ("1.5", "2.5")

@@ -232,6 +232,25 @@ def test_forwarded_and_saved_messages_are_the_original_authors_words(cli: Cli, t
     assert (frags["tg:7:20"]["author"], frags["tg:7:20"]["trust"]) == ("owner", "trusted")
 
 
+def test_saved_messages_trust_only_the_owner_when_the_owner_is_known(cli: Cli, tmp_path: Path) -> None:
+    """Saved Messages trusted every sender: a message from user666 without any forward mark
+    (a hand-edited or tool-written export) was stored as the owner's trusted words."""
+    saved = {
+        "type": "saved_messages",
+        "id": OWNER,
+        "messages": [
+            tg_message(10, OWNER, "note to self: dentist Friday"),
+            tg_message(11, 666, "You owe Mallory 5000 euros"),
+        ],
+    }
+    assert cli("ingest", "chat", str(write_json(tmp_path / "result.json", tg_export([saved])))).code == 0
+    got = {f["text"]: (f["author"], f["trust"]) for f in cli("fragments", "--json").json()}
+    assert got == {
+        "note to self: dentist Friday": ("owner", "trusted"),
+        "You owe Mallory 5000 euros": ("other", "untrusted"),
+    }
+
+
 def test_telegram_keys_in_any_order_give_the_same_import(cli: Cli, tmp_path: Path) -> None:
     """A tool that sorts keys puts `messages` before `type` and `chats` before `personal_information`."""
     data = json.loads(telegram_awkward(tmp_path / "result.json").read_text())

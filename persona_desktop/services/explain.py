@@ -97,6 +97,7 @@ _ACTIONS = {
     "source.forgotten": "forgot",
     "captured_data.deleted": "deleted all captured data",
     "fragments.ingested": "stored new text",
+    "fragments.edited": "stored the new text of edited messages",
     "fragments.purged": "deleted expired text",
     "observation.added": "noticed a pattern",
     "observation.failed": "found no pattern",

@@ -8,11 +8,12 @@ half-way leaves every candidate either decided (and journaled) or untouched.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from persona_desktop.domain.grounding import Grounding, Said, ground
+from persona_desktop.domain.message_versions import message_ref
 from persona_desktop.domain.model import (
     Author,
     Candidate,
@@ -118,8 +119,28 @@ def _name(raw: object) -> str:
     return flat if len(flat) <= MAX_SPEAKER else flat[: MAX_SPEAKER - 1] + "…"
 
 
-def ground_candidate(candidate: Candidate, evidence: Sequence[Fragment]) -> Grounding:
-    said = [Said(f.ref, f.text, f.is_owner_trusted, speaker(f)) for f in evidence]
+REPLACED = "your earlier wording of a message you edited since"
+
+
+def replaced_wording(uow: UnitOfWork, evidence: Sequence[Fragment]) -> set[str]:
+    """The refs of the owner's chat messages among `evidence` whose text an edit imported
+    since has replaced (`domain.message_versions`): those words no longer ground a claim."""
+    owner = [f for f in evidence if f.is_owner_trusted and f.kind is Kind.CHAT]
+    if not owner:
+        return set()
+    newest = uow.fragments.newest_versions({message_ref(f.ref) for f in owner})
+    return {f.ref for f in owner if newest.get(message_ref(f.ref), f.id) > f.id}
+
+
+def ground_candidate(
+    candidate: Candidate, evidence: Sequence[Fragment], replaced: Collection[str] = ()
+) -> Grounding:
+    said = [
+        Said(f.ref, f.text, False, REPLACED)
+        if f.ref in replaced
+        else Said(f.ref, f.text, f.is_owner_trusted, speaker(f))
+        for f in evidence
+    ]
     return ground(candidate.statement, said, about_owner=candidate.subject is Subject.OWNER)
 
 
@@ -152,7 +173,7 @@ def select_candidate(
     known = next((f for f in applied if f.key == candidate.key and f.subject is candidate.subject), None)
     independent = independent_evidence(evidence)
     contradiction = find_contradiction(candidate, applied)
-    grounding = ground_candidate(candidate, independent)
+    grounding = ground_candidate(candidate, independent, replaced_wording(uow, independent))
     batch = candidate.proposal.via.batch
     decision = decide(
         PolicyInput(

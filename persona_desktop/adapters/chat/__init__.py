@@ -28,8 +28,9 @@ FORMAT_NAMES = {
 class ChatExport:
     path: Path
     format: str  # a key of FORMAT_NAMES
-    format_name: str  # what the owner is told was read
+    format_name: str  # what the owner is told was read, with the encoding when not UTF-8
     records: Iterator[ChatRecord]
+    encoding: str = "UTF-8"  # the file's: UTF-8, UTF-16LE, UTF-16BE, UTF-32LE or UTF-32BE
 
 
 def open_chat_export(
@@ -50,13 +51,19 @@ def open_chat_export(
     file = chat_file(path)
     kind = detect(file)
     name = FORMAT_NAMES[kind]
+    encoding = file.encoding().name
+    records: Iterator[ChatRecord]
     if kind == "whatsapp":
         reader = WhatsAppReader(file, owner_name, choose_owner)
-        return ChatExport(path, kind, reader.format_name, reader.records())
-    if kind == "telegram":
-        return ChatExport(path, kind, name, TelegramReader(file, owner_id).records())
-    if kind == "chatgpt":
-        return ChatExport(path, kind, name, ChatGptReader(file).records())
-    if kind == "claude":
-        return ChatExport(path, kind, name, ClaudeReader(file).records())
-    return ChatExport(path, kind, name, JsonlReader(file).records())
+        name, records = reader.format_name, reader.records()
+    elif kind == "telegram":
+        records = TelegramReader(file, owner_id).records()
+    elif kind == "chatgpt":
+        records = ChatGptReader(file).records()
+    elif kind == "claude":
+        records = ClaudeReader(file).records()
+    else:
+        records = JsonlReader(file).records()
+    if encoding != "UTF-8":
+        name = f"{name} in {encoding}"
+    return ChatExport(path, kind, name, records, encoding)

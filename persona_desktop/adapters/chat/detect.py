@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from decimal import InvalidOperation
 
 import ijson
 
+from persona_desktop.adapters.chat import json_numbers
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH, SurrogateFilter
-from persona_desktop.adapters.chat.whatsapp import header
+from persona_desktop.adapters.chat.whatsapp_lines import header
 from persona_desktop.errors import ImportFormatError
 
 HEAD_BYTES = 1 << 20
@@ -35,6 +37,7 @@ class _JsonHead:
     kind: str | None = None  # "object" | "array"
     keys: set[str] = field(default_factory=set)  # of the first object, or of the list's first item
     values: int = 0  # complete top-level values seen
+    number_error: str = ""  # the parser stopped at a number it cannot read
     items: int = 0  # values started directly inside the first top-level list
 
     @property
@@ -46,7 +49,7 @@ def _json_head(head: bytes) -> _JsonHead:
     seen = _JsonHead()
     depth = 0
     try:
-        clean = SurrogateFilter().feed(head, final=True)
+        clean = SurrogateFilter(json_numbers.StringTracker(iter([head]))).feed(head, final=True)
         for event, value in ijson.basic_parse(io.BytesIO(clean), multiple_values=True):
             if depth == 1 and seen.values == 0 and event not in ("map_key", "end_map", "end_array"):
                 seen.items += 1
@@ -70,6 +73,10 @@ def _json_head(head: bytes) -> _JsonHead:
                 seen.values += 1
     except (ijson.JSONError, UnicodeDecodeError):
         pass  # the head ends mid-value, or the file is not JSON at all
+    except json_numbers.NumberTooLong as exc:
+        seen.number_error = f"{_place(head, exc.offset)}{json_numbers.TOO_LONG_NUMBER}"
+    except InvalidOperation:  # what came before it may still tell the format
+        seen.number_error = json_numbers.TOO_LARGE_NUMBER
     return seen
 
 
@@ -81,16 +88,36 @@ def _whatsapp_head(head: bytes) -> bool:
     return False
 
 
+def _place(head: bytes, offset: int) -> str:
+    before = head[:offset]
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", "replace")) + 1
+    lines = before.count(b"\n") + 1
+    return f"line {lines} column {column}: "
+
+
+def _not_utf8(head: bytes) -> int | None:
+    """Where the head stops being UTF-8 (not counting a character cut at its end), if it does."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None if exc.reason == "unexpected end of data" else exc.start
+    return None
+
+
 def detect(file: ChatFile) -> str:
-    """'telegram', 'jsonl', 'chatgpt', 'claude' or 'whatsapp'; else a clear error."""
+    """'telegram', 'jsonl', 'chatgpt', 'claude' or 'whatsapp'; else a clear error.
+
+    The head is the file's UTF-8 view: UTF-16 and UTF-32 are decoded, a byte order mark
+    is dropped (`text_encoding`)."""
     head = file.head(HEAD_BYTES)
-    if not head.strip(b" \t\r\n\xef\xbb\xbf"):
+    if not head.strip(b" \t\r\n"):
         raise ImportFormatError(f"{file.label}: the file is empty")
     if _whatsapp_head(head):  # first: an iOS line starts with "[" like JSON
         return "whatsapp"
-    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    start = head.lstrip(b" \t\r\n")[:1]
     if start in (b"{", b"["):
-        json_head = _json_head(head[3:] if head.startswith(b"\xef\xbb\xbf") else head)
+        json_head = _json_head(head)
         if json_head.kind == "object":
             if json_head.keys >= JSONL_KEYS:
                 return "jsonl"
@@ -105,5 +132,10 @@ def detect(file: ChatFile) -> str:
                 return "claude"
             if json_head.empty_list:
                 raise ImportFormatError(f"{file.label}: an empty list: no conversations to import")
+        if json_head.number_error:
+            raise ImportFormatError(f"{file.label}: {json_head.number_error}")
+        bad = _not_utf8(head)  # the parser stopped there, before it saw what the file is
+        if bad is not None:
+            raise ImportFormatError(f"{file.label}: {_place(head, bad)}not UTF-8 text")
         raise ImportFormatError(f"{file.label}: JSON, but not a chat export this app knows; {LOOKED_FOR}")
     raise ImportFormatError(f"{file.label}: not a chat export this app knows; {LOOKED_FOR}")

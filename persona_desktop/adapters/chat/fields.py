@@ -23,6 +23,14 @@ def string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def plain(value: Any) -> str | int | bool | None:
+    """A value kept in a locator as it came (a string, an integer, a flag or nothing), else as
+    text: a JSON number with a fraction arrives as Decimal, which the store cannot save."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    return without_surrogates(value) if isinstance(value, str) else str(value)
+
+
 def clean_text(text: str) -> str:
     """Lone surrogates (from `\\ud800` escapes) become U+FFFD; surrounding space goes."""
     if _SURROGATE.search(text):

@@ -1,4 +1,5 @@
-"""Opening a chat export safely: a regular file (or one member of a .zip), size-capped.
+"""Opening a chat export safely: a regular file (or one member of a .zip), size-capped,
+read as UTF-8 whatever Unicode encoding it is in (`text_encoding`).
 
 A FIFO, a device such as `/dev/zero` or a folder is refused before anything is read,
 so an import never hangs or reads without end. The cap is a sanity bound far above
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from persona_desktop.adapters.chat.text_encoding import TextEncoding, Utf8View
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.input_files import CHUNK, open_regular_file, size_text
 
@@ -86,11 +88,21 @@ class ChatFile:
 
     @contextmanager
     def open(self) -> Iterator[io.BufferedReader]:
-        """A fresh buffered binary stream from the start, capped at MAX_FILE_BYTES."""
+        """A fresh buffered stream of the file's text as UTF-8 from its start (a byte order
+        mark dropped), capped at MAX_FILE_BYTES of the file."""
+        with self._open_text() as view:
+            yield io.BufferedReader(view, CHUNK)
+
+    def encoding(self) -> TextEncoding:
+        with self._open_text() as view:
+            return view.encoding
+
+    @contextmanager
+    def _open_text(self) -> Iterator[Utf8View]:
         raw = _open_regular(self.path)
         try:
             if self.member is None:
-                yield io.BufferedReader(BoundedReader(raw, self.label), CHUNK)
+                yield Utf8View(BoundedReader(raw, self.label), self.label)
                 return
             with _zip(raw, self.path) as archive:
                 try:
@@ -98,7 +110,7 @@ class ChatFile:
                 except (KeyError, RuntimeError, NotImplementedError, zipfile.BadZipFile) as exc:
                     raise ImportFormatError(f"{self.label}: cannot open inside the zip: {exc}") from None
                 with member:
-                    yield io.BufferedReader(BoundedReader(member, self.label), CHUNK)  # type: ignore[arg-type]
+                    yield Utf8View(BoundedReader(member, self.label), self.label)  # type: ignore[arg-type]
         finally:
             raw.close()
 
@@ -107,7 +119,7 @@ class ChatFile:
             return stream.read(size)
 
     def lines(self, max_bytes: int) -> Iterator[tuple[int, bytes]]:
-        """(line number, raw line) from the start, a UTF-8 BOM dropped; a longer line is an error."""
+        """(line number, raw UTF-8 line) from the start; a longer line is an error."""
         with self.open() as stream:
             lineno = 0
             while True:
@@ -117,8 +129,6 @@ class ChatFile:
                 lineno += 1
                 if len(raw) > max_bytes and not raw.endswith(b"\n"):
                     raise ImportFormatError(f"{self.label} line {lineno}: longer than {size_text(max_bytes)}")
-                if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
                 yield lineno, raw
 
 
@@ -139,7 +149,7 @@ def is_zip(head: bytes) -> bool:
 def chat_file(path: Path) -> ChatFile:
     """The file to read: `path` itself, or the chat export inside it when it is a .zip."""
     plain = ChatFile(path)
-    if not is_zip(plain.head(4)):
+    if not is_zip(plain.head(4)):  # a zip's first bytes show no other encoding than UTF-8
         return plain
     raw = _open_regular(path)
     try:

@@ -10,16 +10,18 @@ file up to the failing byte, only when there is an error).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import ijson
 
+from persona_desktop.adapters.chat import json_numbers
 from persona_desktop.adapters.chat.files import CHUNK
 from persona_desktop.errors import ImportFormatError
 
@@ -38,6 +40,7 @@ _MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 Opener = Callable[[], AbstractContextManager[io.BufferedReader]]
 _VALUE_START = frozenset(("start_map", "start_array", "string", "number", "boolean", "null"))
 _SCALAR = frozenset(("string", "number", "boolean", "null"))
+_MAX_HELD_DIGITS = 1 << 20  # a longer run of digits at a chunk's end is checked without its next byte
 
 
 def _fix_escape(match: re.Match[bytes]) -> bytes:
@@ -45,15 +48,20 @@ def _fix_escape(match: re.Match[bytes]) -> bytes:
 
 
 class SurrogateFilter:
-    """Rewrites lone surrogate escapes in a JSON byte stream, chunk by chunk.
+    """Prepares a JSON byte stream for the C parser, chunk by chunk: rewrites lone surrogate
+    escapes, and stops at an integer too long for Python to read (`json_numbers`).
 
     The end of a chunk from the first backslash of its last 12 bytes (a surrogate pair's
     length), with the backslashes just before it, waits for the next chunk, so an escape
-    is never cut in two.
+    is never cut in two; so do digits at its end, so a number is checked whole. Lengths are
+    kept: byte n passed on is byte n of the input.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, in_string: json_numbers.InString | None = None) -> None:
         self._carry = b""
+        self._in_string = in_string or (lambda _offset: False)
+        self._passed = 0
+        self._last = b""
 
     def feed(self, chunk: bytes, final: bool = False) -> bytes:
         data = self._carry + chunk
@@ -66,8 +74,15 @@ class SurrogateFilter:
                 while cut > 0 and data[cut - 1 : cut] == b"\\":
                     cut -= 1
                 data, self._carry = data[:cut], data[cut:]
+            digits = len(data) - len(data.rstrip(b"0123456789"))
+            if 0 < digits <= _MAX_HELD_DIGITS:
+                data, self._carry = data[:-digits], data[-digits:] + self._carry
         if _MAYBE_SURROGATE.search(data):
             data = _ESCAPES.sub(_fix_escape, data)
+        if len(data) > json_numbers.MAX_INT_DIGITS:
+            json_numbers.check(data, self._passed, self._last, self._in_string)
+        self._passed += len(data)
+        self._last = data[-1:] or self._last
         return data
 
 
@@ -86,13 +101,26 @@ def format_path(path: list[str | int | None]) -> str:
 def _one_line(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    message = exc.args[0] if exc.args else ""
+    if isinstance(message, bytes):  # yajl's errors come as bytes, with the text around the error
+        message = message.decode("utf-8", "replace")
+    text = str(message).strip().splitlines()
+    if text and "invalid bytes in UTF8 string" in text[0]:
+        return "not UTF-8 text (save the export as UTF-8)"
+    return text[0].rstrip(".") if text else type(exc).__name__
+
+
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def _chars(data: bytes) -> int:
+    """Characters in UTF-8 `data` (bytes that do not continue a character), in C."""
+    return len(data.translate(None, _CONTINUATION_BYTES))
 
 
 def _line_column(opener: Opener, offset: int) -> tuple[int, int]:
-    """1-based line and column (in characters) of byte `offset` of the file."""
-    line, last_line_start, done = 1, b"", 0
+    """1-based line and column (in characters) of byte `offset` of the file, at any line length."""
+    line, column, done = 1, 0, 0
     with opener() as stream:
         while done < offset:
             chunk = stream.read(min(CHUNK, offset - done))
@@ -102,23 +130,22 @@ def _line_column(opener: Opener, offset: int) -> tuple[int, int]:
             newlines = chunk.count(b"\n")
             if newlines:
                 line += newlines
-                last_line_start = chunk[chunk.rindex(b"\n") + 1 :]
+                column = _chars(chunk[chunk.rindex(b"\n") + 1 :])
             else:
-                last_line_start += chunk
-                last_line_start = last_line_start[-(1 << 20) :]
-    return line, len(last_line_start.decode("utf-8", "replace")) + 1
+                column += _chars(chunk)
+    return line, column + 1
 
 
-def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
+def _failing_offset(opener: Opener, upto: int) -> int:
     """The byte at which the parser fails: replay the file, the last chunk byte by byte.
 
     The surrogate filter keeps lengths (a 6-byte escape for a 6-byte escape), so bytes
-    passed to the parser count bytes of the file.
+    passed to the parser count bytes of the file's UTF-8 view (`text_encoding`).
     """
     sink = ijson.sendable_list()
     parser = ijson.basic_parse_coro(sink)
-    surrogates = SurrogateFilter()
-    passed = 3 if skip_bom else 0
+    surrogates = SurrogateFilter(in_string=lambda _offset: True)  # the first reading checked numbers
+    passed = 0
 
     def feed(data: bytes, final: bool = False, bytewise: bool = False) -> None:
         nonlocal passed
@@ -131,9 +158,7 @@ def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
             del sink[:]
 
     with opener() as stream:
-        if skip_bom:
-            stream.read(3)
-        read = passed
+        read = 0
         try:
             while read < upto:
                 chunk = stream.read(min(CHUNK, upto - read))
@@ -145,7 +170,7 @@ def _failing_offset(opener: Opener, skip_bom: bool, upto: int) -> int:
                 feed(byte, bytewise=True)
             feed(b"", final=True, bytewise=True)
             parser.close()
-        except (ijson.JSONError, UnicodeDecodeError):
+        except (ijson.JSONError, UnicodeDecodeError, InvalidOperation):
             pass
     return passed
 
@@ -170,17 +195,19 @@ class JsonStream:
         sink = ijson.sendable_list()
         parser = ijson.basic_parse_coro(sink)
         consumed, quiet_since = 0, 0
-        bom = False
-        surrogates = SurrogateFilter()
-        with self._opener() as stream:
-            first = True
+        strings: json_numbers.StringTracker | None = None
+
+        def in_string(offset: int) -> bool:  # a second reading of the file, opened on first use
+            nonlocal strings
+            if strings is None:
+                again = extra.enter_context(self._opener())
+                strings = json_numbers.StringTracker(iter(lambda: again.read(CHUNK), b""))
+            return strings(offset)
+
+        surrogates = SurrogateFilter(in_string)
+        with contextlib.ExitStack() as extra, self._opener() as stream:
             while True:
                 chunk = stream.read(CHUNK)
-                if first:
-                    bom = chunk.startswith(b"\xef\xbb\xbf")
-                    chunk = chunk[3:] if bom else chunk
-                    consumed = 3 if bom else 0
-                    first = False
                 failure: Exception | None = None
                 try:
                     data = surrogates.feed(chunk, final=not chunk)
@@ -190,9 +217,17 @@ class JsonStream:
                         parser.close()
                 except (ijson.JSONError, UnicodeDecodeError) as exc:
                     failure = exc
+                except json_numbers.NumberTooLong as exc:
+                    # Found before the parser read the chunk: the path would lag, the line and column do not.
+                    line, column = _line_column(self._opener, exc.offset)
+                    raise ImportFormatError(
+                        f"{self.label}: line {line} column {column}: {json_numbers.TOO_LONG_NUMBER}"
+                    ) from None
+                except InvalidOperation:  # an exponent Decimal cannot hold: the sink is not read again
+                    raise self._syntax_error(ValueError(json_numbers.TOO_LARGE_NUMBER), consumed) from None
                 if failure is not None:  # the events before the error first, so the path is right
                     yield from sink
-                    raise self._syntax_error(failure, consumed, bom)
+                    raise self._syntax_error(failure, consumed)
                 consumed += len(chunk)
                 if sink:
                     yield from sink
@@ -203,8 +238,8 @@ class JsonStream:
                 if not chunk:
                     return
 
-    def _syntax_error(self, exc: Exception, consumed: int, bom: bool) -> ImportFormatError:
-        offset = _failing_offset(self._opener, bom, consumed)
+    def _syntax_error(self, exc: Exception, consumed: int) -> ImportFormatError:
+        offset = _failing_offset(self._opener, consumed)
         line, column = _line_column(self._opener, offset)
         where = format_path(self._path)
         return ImportFormatError(f"{self.label}: line {line} column {column} (at {where}): {_one_line(exc)}")

@@ -13,8 +13,16 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from persona_desktop.adapters.chat import json_numbers
 from persona_desktop.adapters.chat.dates import Unreadable, iso_date
-from persona_desktop.adapters.chat.fields import clean_text, make_ref, string, text_id, without_surrogates
+from persona_desktop.adapters.chat.fields import (
+    clean_text,
+    make_ref,
+    plain,
+    string,
+    text_id,
+    without_surrogates,
+)
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import MAX_DEPTH
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
@@ -25,7 +33,9 @@ CHAT_TYPES = {"personal", "saved", "group"}
 ROLES = {"owner": Author.OWNER, "assistant": Author.ASSISTANT, "other": Author.OTHER}
 REQUIRED = ("id", "chat", "chat_type", "role", "date", "text")
 MAX_LINE_BYTES = 16 * 1024 * 1024
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# A string (an unterminated one runs to the end of the line, so the scan never restarts at
+# each quote inside it: that was quadratic), or a bracket.
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*+\\?(?:"|\Z)|[\[\]{}]', re.DOTALL)
 
 
 def _too_deep(line: str) -> int | None:
@@ -55,6 +65,13 @@ def _load(raw: bytes, where: str) -> Any:
         return json.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{where} column {exc.colno}: {exc.msg}") from None
+    except ValueError:  # an integer Python refuses to read (more than 4300 digits)
+        try:
+            json_numbers.check(raw, 0, b"", json_numbers.StringTracker(iter([raw])))
+        except json_numbers.NumberTooLong as too_long:
+            column = len(raw[: too_long.offset].decode("utf-8")) + 1
+            raise ImportFormatError(f"{where} column {column}: {json_numbers.TOO_LONG_NUMBER}") from None
+        raise
     except RecursionError:  # pragma: no cover - _too_deep stops this first
         raise ImportFormatError(f"{where}: nested too deeply") from None
 
@@ -110,8 +127,16 @@ class JsonlReader:
         chat = without_surrogates(str(msg["chat"]))
         if not text:
             return SkippedMessage(SkipReason.EMPTY, place)
+        source = self._source(chat, chat_type)
+        fragment = self._fragment(msg, chat, mid, text, captured, lineno)
+        # Before refs were escaped (issue 16) this importer stored `chat:{chat}:{id}` as written.
+        legacy_ref, legacy_source = f"chat:{chat}:{mid}", f"chat:{chat}"
         return ImportedMessage(
-            self._source(chat, chat_type), self._fragment(msg, chat, mid, text, captured, lineno), place
+            source,
+            fragment,
+            place,
+            legacy_ref=legacy_ref if legacy_ref != fragment.ref else None,
+            legacy_source=legacy_source if legacy_source != source.key else None,
         )
 
     @staticmethod
@@ -136,7 +161,7 @@ class JsonlReader:
             "chat": chat,
             "chat_type": msg["chat_type"],
             "message_id": mid,
-            "from": msg.get("from"),
+            "from": plain(msg.get("from")),
             "line": lineno,
         }
         if forwarded is not None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from persona_desktop.adapters.chat.dates import Unreadable, iso_date, unix_date
-from persona_desktop.adapters.chat.fields import clean_text, int_id, make_ref
+from persona_desktop.adapters.chat.fields import clean_text, int_id, make_ref, plain
 from persona_desktop.adapters.chat.files import ChatFile
 from persona_desktop.adapters.chat.json_stream import JsonStream
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
@@ -145,10 +145,10 @@ class _Chat:
         )
 
     def is_owner(self, from_id: str, where: str) -> bool:
-        if self.type == "saved_messages":
-            return True  # only the owner writes there; what others wrote arrives forwarded
-        if self.owner_ids is not None:
+        if self.owner_ids is not None:  # Saved Messages too: a message there from anyone else is theirs
             return from_id in self.owner_ids
+        if self.type == "saved_messages":
+            return True  # the owner is not known: only the owner writes there (others' arrive forwarded)
         if self.type in ("personal_chat", "bot_chat"):
             # A one-to-one chat: the owner is whoever is not the peer (whose user id is the chat's).
             if not from_id or from_id == self.peer:
@@ -207,8 +207,8 @@ class _Chat:
             "chat": self.name,
             "chat_type": self.type,
             "message_id": mid,
-            "from": msg.get("from"),
-            "reply_to": msg.get("reply_to_message_id"),
+            "from": plain(msg.get("from")),
+            "reply_to": plain(msg.get("reply_to_message_id")),
         }
         for key, value in passed_on.items():
             locator[key] = value if value is None or isinstance(value, str) else str(value)

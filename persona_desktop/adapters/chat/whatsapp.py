@@ -3,9 +3,11 @@
     Android: 31/12/2023, 21:41 - Ann: text        12/31/23, 9:41 PM - Ann: text
     iOS:     [31.12.23, 21:41:05] Ann: text      [12/31/23, 9:41:05 PM] Ann: text
 
-A line that does not start a message continues the one before (multi-line messages).
-Day and month order is found from the file itself (a field over 12, else the order in
-which the dates keep increasing). `<Media omitted>`, "image omitted", attachments
+A line that does not start a message continues the one before (multi-line messages);
+the first message fixes the line shape, and a header that could be a line typed inside
+the message above it is never the owner's trusted words (`whatsapp_lines` says what that
+rules out and what it only reduces). Day and month order is found from the file itself
+(the first date with a field over 12, else the order in which the dates keep increasing). `<Media omitted>`, "image omitted", attachments
 without a caption, deleted messages and system lines (encryption notice, joins,
 subject changes, missed calls) are counted as skipped. The export does not say who
 the owner is: the reader is given the owner's name, or asks (`choose_owner`), or
@@ -13,12 +15,15 @@ refuses with the list of senders. Chats with more than two senders or with group
 events are group chats: nobody's words there are trusted.
 
 The file is read twice, streaming: once to learn senders, date order and whether it is
-a group, once to import. A message's ref is the chat, its minute (or second) and its
-number within that time: stable when the same chat is exported again later.
+a group, once to import. A message's ref is content-addressed: the chat (found by its
+content, see `chat_identity`), the time as written, a digest of sender and text, and the
+repeat number of that within the time: stable when the same chat is exported again
+later, under any file name, whatever was deleted or written since.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -30,6 +35,14 @@ from typing import Any
 from persona_desktop.adapters.chat.dates import Unreadable, in_range
 from persona_desktop.adapters.chat.fields import clean_text, make_ref
 from persona_desktop.adapters.chat.files import ChatFile
+from persona_desktop.adapters.chat.whatsapp_lines import (
+    GROUP_EVENTS,
+    MARKS,
+    Doubt,
+    Line,
+    MessageLines,
+    wall_time,
+)
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError, PersonaError
 from persona_desktop.ports import ChatRecord, ImportedMessage, SkippedMessage, SkipReason
@@ -38,14 +51,6 @@ ChooseOwner = Callable[[list[str]], str]
 
 MAX_LINE_BYTES = 1024 * 1024
 MAX_MESSAGE_CHARS = 4 * 1024 * 1024
-_MARKS = "\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
-_DATE = r"(?P<d1>\d{1,4})[./-](?P<d2>\d{1,2})[./-](?P<d3>\d{1,4})"
-_TIME = (
-    r"(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
-    r"(?:\s*(?P<ampm>[AaPp]\.?\s?[Mm]\.?))?"
-)
-ANDROID = re.compile(rf"{_DATE},?\s{_TIME}\s[-\u2013]\s(?P<rest>.*)", re.DOTALL)
-IOS = re.compile(rf"\[{_DATE},?\s{_TIME}\]\s(?P<rest>.*)", re.DOTALL)
 
 MEDIA_TEXTS = {
     "<media omitted>",
@@ -65,67 +70,42 @@ DELETED_TEXTS = {
     "you deleted this message.",
 }
 CALL_TEXTS = {"missed voice call", "missed video call"}
-EDITED = re.compile(r"\s*\u200e?<This message was edited>\s*$")
+EDITED_MARK = "<This message was edited>"
 ATTACHED = re.compile(r"^(?:\u200e?<attached: [^>\n]*>|\S[^\n]* \(file attached\))\s*(?:\n|$)")
-GROUP_EVENTS = (
-    " created group ",
-    " created this group",
-    " added ",
-    " removed ",
-    " left",
-    " joined using this group",
-    "changed the subject",
-    "changed this group's icon",
-    "changed the group description",
-    "changed the group name",
-    "now an admin",
-)
 
 
-def header(line: str) -> re.Match[str] | None:
-    line = line.lstrip(_MARKS)
-    return ANDROID.match(line) or IOS.match(line)
+def without_edited_mark(text: str) -> tuple[str, bool]:
+    """The text without a trailing `<This message was edited>`, and whether it had one.
+
+    String operations, not a regex: `\\s*<mark>\\s*$` searched from every position is
+    quadratic in a run of whitespace (20,000 spaces took 17 s).
+    """
+    body = text.rstrip()
+    if not body.endswith(EDITED_MARK):
+        return text, False
+    return body[: -len(EDITED_MARK)].rstrip().removesuffix("\u200e").rstrip(), True
 
 
-def _chat_name(file: ChatFile) -> str:
+def _chat_name(file: ChatFile) -> str | None:
+    """The chat's name as the file says it (`WhatsApp Chat with Ann (1).txt`: Ann), if it does."""
     for name in (Path(file.member).stem if file.member else None, file.path.stem):
         if not name or name == "_chat":
             continue
+        name = re.sub(r" \(\d+\)$", "", name)  # a second download of the same file
         match = re.match(r"WhatsApp Chat (?:with|-|\u2013) (.+)$", name)
-        return clean_text(match.group(1) if match else name) or "WhatsApp chat"
-    return clean_text(file.path.stem) or "WhatsApp chat"
+        return clean_text(match.group(1) if match else name) or None
+    return None
 
 
-@dataclass(slots=True)
-class _Line:
-    """A message-starting line, split up."""
-
-    fields: tuple[int, int, int]
-    year_first: bool
-    clock: tuple[int, int, int]
-    ampm: str | None
-    sender: str | None  # None: a system line
-    text: str
+def _digest(*parts: str, size: int = 10) -> str:
+    joined = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:size]
 
 
-def _split(match: re.Match[str]) -> _Line:
-    d1, d2, d3 = (match.group(k) for k in ("d1", "d2", "d3"))
-    ampm = match.group("ampm")
-    clock = (int(match.group("h")), int(match.group("mi")), int(match.group("s") or 0))
-    rest = match.group("rest")
-    sender: str | None = None
-    text = rest
-    if ": " in rest:
-        name, body = rest.split(": ", 1)
-        if not any(event in f"{name} " for event in GROUP_EVENTS) and len(name) <= 100:
-            sender, text = clean_text(name.lstrip(_MARKS)), body
-    return _Line((int(d1), int(d2), int(d3)), len(d1) == 4, clock, ampm, sender, text)
-
-
-def _is_system(line: _Line) -> bool:
+def _is_system(line: Line) -> bool:
     """iOS marks system lines (and media) with a left-to-right mark after the name."""
     return line.sender is None or (
-        line.text.startswith("\u200e") and not _media_reason(line.text.lstrip(_MARKS).strip())
+        line.text.startswith("\u200e") and not _media_reason(line.text.lstrip(MARKS).strip())
     )
 
 
@@ -146,24 +126,17 @@ class _Survey:
     system_names: set[str] = field(default_factory=set)
     group_events: bool = False
     messages: int = 0
-    shape: str = "Android"
-    max_first: int = 0
-    max_second: int = 0
-    year_first: bool = False
-    ampm_slash: bool = False
+    first: str = ""  # the first message as written (time, sender, text): a group chat's identity
     falls_dmy: int = 0
     falls_mdy: int = 0
     last_dmy: tuple[int, ...] = ()
     last_mdy: tuple[int, ...] = ()
 
-    def note(self, line: _Line, ios: bool, raw: str) -> None:
+    def note(self, line: Line) -> None:
         self.messages += 1
         if self.messages == 1:
-            self.shape = "iOS" if ios else "Android"
+            self.first = repr((line.fields, line.clock, line.ampm, line.sender, line.text))
         a, b, c = line.fields
-        self.year_first = self.year_first or line.year_first
-        self.max_first, self.max_second = max(self.max_first, a), max(self.max_second, b)
-        self.ampm_slash = self.ampm_slash or (line.ampm is not None and "/" in raw[:12])
         dmy, mdy = (c, b, a, *line.clock), (c, a, b, *line.clock)
         self.falls_dmy += dmy < self.last_dmy
         self.falls_mdy += mdy < self.last_mdy
@@ -176,55 +149,76 @@ class _Survey:
         elif line.sender:
             self.senders[line.sender] += 1
 
-    def order(self, file: str) -> str:
-        if self.year_first:
-            return "ymd"
-        if self.max_first > 12 and self.max_second > 12:
-            raise ImportFormatError(f"{file}: the dates are neither day/month nor month/day throughout")
-        if self.max_first > 12:
-            return "dmy"
-        if self.max_second > 12:
-            return "mdy"
+    def order(self, lines: MessageLines) -> str:
+        """Fixed by the shape or the first date over 12; else the order in which dates keep rising."""
+        if lines.order.fixed is not None:
+            return lines.order.fixed
         if self.falls_dmy != self.falls_mdy:
             return "dmy" if self.falls_dmy < self.falls_mdy else "mdy"
-        return "mdy" if self.ampm_slash else "dmy"
+        shape = lines.shape
+        return "mdy" if shape is not None and shape.ampm is not None and "/" in shape.separators else "dmy"
 
     @property
     def group(self) -> bool:
         return len(self.senders) > 2 or self.group_events or bool(self.system_names - set(self.senders))
 
+    def chat_identity(self) -> str:
+        """Which chat this is, from its content, never the file name (`_chat.txt` for every iOS
+        chat; `... (1).txt` for a second download of the same one).
 
-def _to_datetime(line: _Line, order: str) -> tuple[datetime, datetime]:
-    """(the wall-clock time as written, the same in UTC, read as this machine's local time)."""
-    a, b, c = line.fields
-    year, month, day = {"ymd": (a, b, c), "dmy": (c, b, a), "mdy": (c, a, b)}[order]
-    if year < 100:
-        year += 2000
-    hour, minute, second = line.clock
-    if line.ampm:
-        pm = line.ampm.lower().startswith("p")
-        if not 1 <= hour <= 12:
-            raise Unreadable(f"hour {hour} with {line.ampm}")
-        hour = hour % 12 + (12 if pm else 0)
+        A one-to-one chat is its two people: stable when exported again later, even when the
+        export starts later (long chats are cut to the newest messages) or messages were
+        deleted. Any other chat (a group, or one only one person wrote in yet) is its first
+        message as written, which a later export of the same chat starts with too.
+        """
+        if not self.group and len(self.senders) == 2:
+            return _digest("personal", *sorted(self.senders))
+        return _digest("first", self.first)
+
+
+@dataclass(slots=True)
+class _Timed:
+    """A message with its time read: (as written, in UTC), or why it cannot be."""
+
+    line: Line
+    written: datetime | None = None
+    captured: datetime | None = None
+    unreadable: str = ""
+
+    @property
+    def minute(self) -> datetime | None:
+        return None if self.written is None else self.written.replace(second=0)
+
+
+def _timed(line: Line, order: str) -> _Timed:
+    """The wall-clock time as written, and the same in UTC read as this machine's local time."""
     try:
-        local = datetime(year, month, day, hour, minute, second)
-        return local, in_range(local.astimezone().astimezone(UTC), f"{local:%Y-%m-%d %H:%M}")
-    except (ValueError, OverflowError) as exc:
-        if isinstance(exc, Unreadable):
-            raise
-        raise Unreadable(f"{year:04d}-{month:02d}-{day:02d} {hour:02d}:{minute:02d} is not a date") from None
+        local = wall_time(line, order)
+    except Unreadable as exc:
+        return _Timed(line, unreadable=str(exc))
+    try:
+        return _Timed(line, local, in_range(local.astimezone().astimezone(UTC), f"{local:%Y-%m-%d %H:%M}"))
+    except Unreadable as exc:
+        return _Timed(line, local, unreadable=str(exc))
+    except (ValueError, OverflowError):
+        return _Timed(
+            line, local, unreadable=f"{local:%Y-%m-%d %H:%M} is outside the dates this machine can convert"
+        )
 
 
 class WhatsAppReader:
     def __init__(self, file: ChatFile, owner_name: str | None, choose_owner: ChooseOwner | None) -> None:
         self.file = file
+        self.lines = MessageLines(file.label, MAX_MESSAGE_CHARS)
         self.survey = self._survey()
-        self.order = self.survey.order(file.label)
+        self.order = self.survey.order(self.lines)
         self.owner = self._owner(owner_name, choose_owner)
-        self.chat = _chat_name(file)
         self.group = self.survey.group
+        self.chat_id = self.survey.chat_identity()
+        peers = [s for s in self.survey.senders if s != self.owner]
+        self.chat = _chat_name(file) or (peers[0] if len(peers) == 1 else "WhatsApp chat")
         self.source = SourceInfo(
-            key=make_ref("chat", "wa", self.chat),
+            key=make_ref("chat", "wa", self.chat_id),
             kind=Kind.CHAT,
             label=self.chat,
             meta={"chat_type": "group" if self.group else "personal", "format": "whatsapp"},
@@ -232,11 +226,12 @@ class WhatsAppReader:
 
     @property
     def format_name(self) -> str:
-        return f"WhatsApp chat ({self.survey.shape}{', group' if self.survey.group else ''})"
+        shape = "iOS" if self.lines.shape is not None and self.lines.shape.ios else "Android"
+        return f"WhatsApp chat ({shape}{', group' if self.survey.group else ''})"
 
     # --- reading lines --------------------------------------------------------------------
 
-    def _lines(self) -> Iterator[tuple[int, str]]:
+    def _text_lines(self) -> Iterator[tuple[int, str]]:
         for lineno, raw in self.file.lines(MAX_LINE_BYTES):
             try:
                 text = raw.decode("utf-8")
@@ -246,40 +241,17 @@ class WhatsAppReader:
                 ) from None
             yield lineno, text.rstrip("\r\n")
 
-    def _messages(self) -> Iterator[tuple[int, re.Match[str], str]]:
-        """(line number, header match, full text with continuation lines)."""
-        start: tuple[int, re.Match[str]] | None = None
-        body: list[str] = []
-        size = 0
-        for lineno, text in self._lines():
-            match = header(text)
-            if match is not None:
-                if start is not None:
-                    yield start[0], start[1], "\n".join(body)
-                start, body, size = (lineno, match), [], 0
-                continue
-            if start is None:
-                if text.strip(_MARKS + " \t"):
-                    raise ImportFormatError(
-                        f"{self.file.label} line {lineno}: not a WhatsApp message line "
-                        "('31/12/2023, 21:41 - Name: text' or '[31.12.23, 21:41:05] Name: text')"
-                    )
-                continue
-            size += len(text)
-            if size > MAX_MESSAGE_CHARS:
-                raise ImportFormatError(
-                    f"{self.file.label} line {start[0]}: one message longer than {MAX_MESSAGE_CHARS // 2**20} M characters"
-                )
-            body.append(text)
-        if start is not None:
-            yield start[0], start[1], "\n".join(body)
+    def _messages(self) -> Iterator[Line]:
+        """Each message, its continuation lines joined; the same split on every pass."""
+        self.lines = MessageLines(self.file.label, MAX_MESSAGE_CHARS)
+        return self.lines.read(self._text_lines())
 
     # --- pass 1 ---------------------------------------------------------------------------
 
     def _survey(self) -> _Survey:
         survey = _Survey()
-        for _lineno, match, _more in self._messages():
-            survey.note(_split(match), match.re is IOS, match.group(0))
+        for line in self._messages():
+            survey.note(line)
         if survey.messages == 0:
             raise ImportFormatError(f"{self.file.label}: no WhatsApp messages found")
         return survey
@@ -314,70 +286,87 @@ class WhatsAppReader:
     # --- pass 2 ---------------------------------------------------------------------------
 
     def records(self) -> Iterator[ChatRecord]:
-        recent: dict[str, int] = {}
-        for lineno, match, more in self._messages():
-            line = _split(match)
-            if more:
-                line.text = f"{line.text}\n{more}"
-            yield self._record(line, lineno, recent)
+        """Each message once the next one is read: whether it could be forged depends on both."""
+        recent: dict[tuple[str, str], int] = {}
+        doubt = Doubt()
+        held: _Timed | None = None
+        for line in self._messages():
+            timed = _timed(line, self.order)
+            if held is not None:
+                yield self._record(held, timed.minute, doubt, recent)
+            held = timed
+        if held is not None:
+            yield self._record(held, None, doubt, recent)
 
-    def _record(self, line: _Line, lineno: int, recent: dict[str, int]) -> ChatRecord:
-        where = f"line {lineno}"
-        if _is_system(line):
-            deleted = line.text.lstrip(_MARKS).strip().lower() in DELETED_TEXTS
+    def _record(
+        self, timed: _Timed, next_minute: datetime | None, doubt: Doubt, recent: dict[tuple[str, str], int]
+    ) -> ChatRecord:
+        line = timed.line
+        where = f"line {line.lineno}"
+        system = _is_system(line)
+        doubted = doubt.check(None if system else line.sender, timed.minute, next_minute)
+        if system:
+            deleted = line.text.lstrip(MARKS).strip().lower() in DELETED_TEXTS
             return SkippedMessage(SkipReason.DELETED if deleted else SkipReason.SERVICE, where)
-        try:
-            written, captured = _to_datetime(line, self.order)
-        except Unreadable as exc:
-            return SkippedMessage(SkipReason.UNREADABLE, where, str(exc))
-        text = line.text
-        edited = EDITED.search(text) is not None
-        text = EDITED.sub("", text)
-        attached = ATTACHED.match(text.lstrip(_MARKS))
-        bare = clean_text(text.lstrip(_MARKS))
+        if timed.written is None or timed.captured is None:
+            return SkippedMessage(SkipReason.UNREADABLE, where, timed.unreadable)
+        text, edited = without_edited_mark(line.text)
+        attached = ATTACHED.match(text.lstrip(MARKS))
+        bare = clean_text(text.lstrip(MARKS))
         reason: SkipReason | None = _media_reason(bare)
         if reason is None and bare.lower() in DELETED_TEXTS:
             reason = SkipReason.DELETED
         if reason is None and bare.lower() in CALL_TEXTS:
             reason = SkipReason.SERVICE
         if reason is None and attached is not None:  # an attachment line, then its caption
-            bare = clean_text(text.lstrip(_MARKS)[attached.end() :])
+            bare = clean_text(text.lstrip(MARKS)[attached.end() :])
             reason = None if bare else SkipReason.MEDIA
         if reason is None and not bare:
             reason = SkipReason.EMPTY
         if reason is not None:
             return SkippedMessage(reason, where)
-        # The ref uses the time as written, so it does not move with this machine's time zone.
-        stamp = f"{written:%Y%m%dT%H%M%S}"
+        # Content-addressed: the time as written (it does not move with this machine's time
+        # zone), a digest of sender and text, and which repeat of that it is within the time.
+        # A message deleted, or written, since an earlier export shifts no other message's ref.
+        stamp = f"{timed.written:%Y%m%dT%H%M%S}"
+        key = (stamp, _digest(line.sender or "", bare))
         if len(recent) > 4096:  # keep memory flat: only the last while of stamps can repeat
-            for old in [k for k in recent if k < stamp[:8]]:
+            for old in [k for k in recent if k[0] < stamp[:8]]:
                 del recent[old]
-        n = recent.get(stamp, 0)
-        recent[stamp] = n + 1
-        fragment = self._fragment(line, bare, captured, (stamp, n), edited, lineno)
+        n = recent.get(key, 0)
+        recent[key] = n + 1
+        fragment = self._fragment(line, bare, timed.captured, (*key, n), edited, doubted)
         return ImportedMessage(self.source, fragment, where)
 
     def _fragment(
-        self, line: _Line, text: str, captured: datetime, stamp: tuple[str, int], edited: bool, lineno: int
+        self,
+        line: Line,
+        text: str,
+        captured: datetime,
+        stamp: tuple[str, str, int],
+        edited: bool,
+        doubted: str | None,
     ) -> NewFragment:
         owner = line.sender == self.owner
         locator: dict[str, Any] = {
-            "chat_id": self.chat,
+            "chat_id": self.chat_id,
             "chat": self.chat,
             "chat_type": "group" if self.group else "personal",
-            "message_id": f"{stamp[0]}:{stamp[1]}",
+            "message_id": ":".join(str(part) for part in stamp),
             "from": line.sender,
         }
         if edited:
             locator["edited"] = True
+        if doubted is not None:
+            locator["doubt"] = doubted
         return NewFragment(
-            ref=make_ref("wa", self.chat, *stamp),
+            ref=make_ref("wa", self.chat_id, *(stamp if stamp[2] else stamp[:2])),  # ':0' left out
             kind=Kind.CHAT,
             author=Author.OWNER if owner else Author.OTHER,
-            trust=Trust.TRUSTED if owner and not self.group else Trust.UNTRUSTED,
+            trust=Trust.TRUSTED if owner and not self.group and doubted is None else Trust.UNTRUSTED,
             text=text,
             captured_at=captured,
             locator=locator,
-            session=make_ref("chat", "wa", self.chat),
-            seq=lineno,
+            session=self.source.key,
+            seq=line.lineno,
         )

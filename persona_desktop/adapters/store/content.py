@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.tables import evidence, fragments, sources
+from persona_desktop.domain.message_versions import VERSION_MARK
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, NewFragment, SourceInfo, Trust
 
 _CHUNK = 500
@@ -49,6 +50,10 @@ class SqlSources:
             )
         )
         return int(result.inserted_primary_key[0])
+
+    def find(self, key: str) -> tuple[int, SourceInfo] | None:
+        row = self._conn.execute(sa.select(sources).where(sources.c.key == key)).first()
+        return None if row is None else (row.id, SourceInfo(row.key, Kind(row.kind), row.label, row.meta))
 
     def all(self) -> list[tuple[int, SourceInfo, int]]:
         counts = (
@@ -132,6 +137,18 @@ class SqlFragments:
         for i in range(0, len(refs), _CHUNK):
             q = sa.select(fragments).where(fragments.c.ref.in_(refs[i : i + _CHUNK]))
             out.update({r.ref: row_to_fragment(r) for r in self._conn.execute(q)})
+        return out
+
+    def newest_versions(self, message_refs: Collection[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for ref in set(message_refs):  # a message and its versions: one range of the ref index
+            first, after = ref + VERSION_MARK, ref + VERSION_MARK[:-1] + ";"  # ';' sorts right after ':'
+            q = sa.select(sa.func.max(fragments.c.id)).where(
+                sa.or_(fragments.c.ref == ref, sa.and_(fragments.c.ref >= first, fragments.c.ref < after))
+            )
+            newest = self._conn.execute(q).scalar()
+            if newest is not None:
+                out[ref] = int(newest)
         return out
 
     def by_ids(self, ids: Sequence[int]) -> list[Fragment]:
