@@ -141,16 +141,18 @@ class ScreenPipeline:
         at: datetime,
         force: bool = False,
         remember: bool = True,
+        mask_also: Sequence[WindowDesc] = (),
     ) -> CaptureResult:
         """One monitor's frame. With `remember=False` the caller calls `remember()` once the
-        fragments are stored (a pass that is dropped must not count its lines as stored)."""
+        fragments are stored (a pass that is dropped must not count its lines as stored).
+        The excluded windows of `mask_also` (the list read after the grab) are blacked out too."""
         mon = frame.monitor
         on_screen = [w for w in windows if _intersect(w.box, mon.box) is not None]
         active = next((w for w in on_screen if w.active), None)
         if active is not None and (rule := self.rules.excludes(active)) is not None:
             self.changes.forget(f"m{mon.index}")  # the next frame is compared afresh
             return CaptureResult(mon.index, "excluded", reason=rule)
-        pixels = self._mask(frame, on_screen)
+        pixels = self._mask(frame, [*on_screen, *mask_also])
         change = self.changes.compare(f"m{mon.index}", pixels)
         last = self._last_look.get(mon.index)
         forced = force or last is None or at - last >= self.max_gap

@@ -67,6 +67,11 @@ class ExclusionRules:
     def excluded(self, windows: Sequence[WindowDesc]) -> list[WindowDesc]:
         return [w for w in windows if self.excludes(w) is not None]
 
+    def placement(self, windows: Sequence[WindowDesc]) -> frozenset[tuple[int, str, Box]]:
+        """Which windows are excluded (the app's own among them), and where: two window lists
+        with another placement mean an excluded window appeared, vanished or moved between them."""
+        return frozenset((w.wid, w.app, w.box) for w in windows if self.excludes(w) is not None)
+
 
 class WithOwnWindows:
     """A window source that also lists the app's own windows, as the ui reports them.
@@ -104,12 +109,6 @@ class WithOwnWindows:
 def covered(windows: Sequence[WindowDesc]) -> bool:
     """The app's own cover is up (see `WithOwnWindows`): the loop grabs nothing at all."""
     return any(w.active and w.app == OWN_APP and w.box == _EVERYWHERE for w in windows)
-
-
-def own_boxes(windows: Sequence[WindowDesc], pid: int | None = None) -> tuple[Box, ...]:
-    """Where the app's own windows are: the capture loop re-grabs when they moved mid-grab."""
-    me = os.getpid() if pid is None else pid
-    return tuple(w.box for w in windows if w.pid == me)
 
 
 class PauseState:
