@@ -12,15 +12,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import Runtime
-from persona_desktop.capture.screen_loop import ScreenCaptureLoop
-from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, Pixels, WindowDesc
+from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
+from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
+from persona_desktop.capture.screen_ports import Box, Frame, Monitor, Pixels, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_setup import OnceOutcome
+from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.domain.model import Kind
-from tests.screen_support import StepClock, render_lines
+from tests.screen_support import FONT, StepClock, render_lines
 
 NOTES = "Meeting notes for the quarterly report"
 SECRET = "KeePassXC master entry bank password hunter2xyz"
@@ -121,3 +124,83 @@ def test_a_settled_pass_masks_the_excluded_windows_of_both_lists(runtime: Runtim
     pipe = ScreenPipeline(TesseractOcr("eng", 50), RULES)
     result = pipe.process(Frame(MON, picture()), [EDITOR], StepClock().now(), mask_also=[EDITOR, VAULT])
     assert [f.text for f in result.fragments] == [NOTES]
+
+
+# --- a screenshot whose scale is unknown (GNOME's portal picture on a 2x screen) ------------
+
+LOGICAL = (0, 0, 800, 300)  # the desktop in logical pixels; the 2x screenshot is 1600x600
+L_EDITOR = WindowDesc("report - Editor", "gedit", (0, 0, 800, 150), active=True, wid=1)
+L_VAULT = WindowDesc("Passwords - KeePassXC", "org.keepassxc.KeePassXC", (0, 150, 800, 300), wid=2)
+
+
+def hidpi_picture(size: tuple[int, int] = (1600, 600)) -> Pixels:
+    """Device pixels: the editor's line in the top half, the vault's in the bottom half."""
+    img = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(img)
+    font = ImageFont.truetype(str(FONT), 40)
+    draw.text((40, size[1] // 10), "Editor quarterly report draft", fill="black", font=font)
+    draw.text((40, size[1] * 2 // 3), "Vault entry bank password hunter2xyz", fill="black", font=font)
+    return np.asarray(img)
+
+
+class PortalStandIn:
+    """Hands back one picture, as the portal does (whole desktop, device pixels)."""
+
+    name = "portal"
+
+    def __init__(self, pixels: Pixels) -> None:
+        self.pixels = pixels
+
+    def take(self) -> Pixels:
+        return self.pixels
+
+    def close(self) -> None:
+        return None
+
+
+def _desktop_pass(
+    runtime: Runtime, pixels: Pixels, layout: Box | None, windows: Sequence[WindowDesc], passes: int = 1
+) -> tuple[list[CaptureResult], list[ScreenEvent]]:
+    """`passes` passes of one loop on the desktop grabber over the portal stand-in."""
+    events: list[ScreenEvent] = []
+    grabber = WholeDesktopGrabber(PortalStandIn(pixels), lambda: layout)
+    loop = ScreenCaptureLoop(
+        grabber_factory=lambda: grabber,
+        window_info_factory=ScriptedWindows,
+        pipeline=ScreenPipeline(TesseractOcr("eng", 50), RULES),
+        uow_factory=runtime.uow,
+        clock=StepClock(),
+        on_event=events.append,
+    )
+    results = [r for _ in range(passes) for r in loop.tick(grabber, ScriptedWindows(windows), force=True)]
+    return results, events
+
+
+def test_without_a_known_scale_a_desktop_with_an_excluded_window_is_not_read(runtime: Runtime) -> None:
+    results, events = _desktop_pass(runtime, hidpi_picture(), None, [L_EDITOR, L_VAULT], passes=2)
+    assert [r.status for r in results] == ["skipped", "skipped"]
+    assert "scale" in (results[0].reason or "")
+    assert stored(runtime) == []
+    said = [e.data["message"] for e in events if e.kind == "error"]
+    assert len(said) == 1 and "skips passes" in said[0]  # once, not every pass
+    summary = OnceOutcome("portal", results[:1], LoopStatus("stopped"), True).summary()
+    assert "nothing read: the desktop's layout and scale are unknown" in summary  # `capture screen`
+
+
+def test_with_the_logical_layout_a_2x_picture_is_fitted_and_the_vault_masked(runtime: Runtime) -> None:
+    [result], _ = _desktop_pass(runtime, hidpi_picture(), LOGICAL, [L_EDITOR, L_VAULT])
+    assert result.status == "ocr"
+    assert stored(runtime) == ["Editor quarterly report draft"]
+
+
+def test_a_picture_that_is_no_uniform_scale_of_the_layout_is_not_read(runtime: Runtime) -> None:
+    """1600x300 against 800x300: not one scale (mixed monitor scales, a stale layout): masks
+    computed from logical boxes would land elsewhere."""
+    [result], _ = _desktop_pass(runtime, hidpi_picture((1600, 300)), LOGICAL, [L_EDITOR, L_VAULT])
+    assert result.status == "skipped"
+    assert stored(runtime) == []
+
+
+def test_without_a_known_scale_but_nothing_excluded_the_screen_is_read(runtime: Runtime) -> None:
+    [result], _ = _desktop_pass(runtime, hidpi_picture(), None, [L_EDITOR])
+    assert result.status == "ocr" and len(stored(runtime)) == 2

@@ -122,6 +122,7 @@ class ScreenCaptureLoop:
         self._advice = advice
         self._black = BlackWatch()
         self._windows_failing = False
+        self._skipping = False
         self._pause = PauseState()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -305,6 +306,7 @@ class ScreenCaptureLoop:
                 sources.append((result.source, result.fragments))
         if self._interrupted():
             return []
+        self._say_skipped(results)
         if self._black.saw(bool(results) and black == len(results)):
             raise CaptureUnavailableError(BLACK_MESSAGE)
         added = 0
@@ -337,6 +339,18 @@ class ScreenCaptureLoop:
             return None
         self._windows_failing = False
         return window_list
+
+    def _say_skipped(self, results: list[CaptureResult]) -> None:
+        """Passes the pipeline would not read (exclusions could not be placed): said once a streak."""
+        reason = next((r.reason for r in results if r.status == "skipped"), None)
+        if reason is None:
+            self._skipping = False
+            return
+        if not self._skipping:
+            self._skipping = True
+            message = f"screen capture skips passes: {reason}"
+            self._set(last_error=message)
+            self._emit("error", {"message": message})
 
     def _interrupted(self) -> bool:
         """Stopped or paused mid-pass: what was read is dropped, and forgotten."""

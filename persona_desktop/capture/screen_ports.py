@@ -36,11 +36,16 @@ class Monitor:
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One monitor's pixels: an H x W x 3 (RGB) or H x W x 4 (BGRA) uint8 array."""
+    """One monitor's pixels: an H x W x 3 (RGB) or H x W x 4 (BGRA) uint8 array.
+
+    `unplaced` says why window boxes cannot be placed on these pixels (the picture's scale
+    against the window list's coordinates is unknown), None when they can: exclusions are
+    then refused rather than masked in the wrong place."""
 
     monitor: Monitor
     pixels: Pixels
     bgra: bool = False
+    unplaced: str | None = None
 
     def rgb(self) -> Pixels:
         if not self.bgra:

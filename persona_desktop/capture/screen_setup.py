@@ -296,6 +296,7 @@ class OnceOutcome:
         parts = [f"{self.fragments} new line(s) stored"]
         if excluded:
             parts.append("the active window is excluded: nothing read")
+        parts += [f"nothing read: {r.reason}" for r in self.results if r.status in ("skipped", "unsettled")]
         if not self.windows_known:
             parts.append("no window list on this desktop: exclusions could not be checked")
         return f"screen captured ({self.grabber}): " + "; ".join(parts)
