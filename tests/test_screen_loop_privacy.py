@@ -8,13 +8,21 @@ such a pass is dropped; a settled pass masks the excluded windows of both lists.
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+from jeepney import HeaderFields, message_bus, new_method_return
+from jeepney.io.blocking import open_dbus_connection
 from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
+from persona_desktop.adapters.wayland import mutter
+from persona_desktop.adapters.wayland.dbus import SessionBus
+from persona_desktop.adapters.wayland.gnome import GnomeWindowCalls
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
@@ -24,6 +32,7 @@ from persona_desktop.capture.screen_setup import OnceOutcome
 from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.domain.model import Kind
 from tests.screen_support import FONT, StepClock, render_lines
+from tests.wayland_session import bare_bus
 
 NOTES = "Meeting notes for the quarterly report"
 SECRET = "KeePassXC master entry bank password hunter2xyz"
@@ -204,3 +213,117 @@ def test_a_picture_that_is_no_uniform_scale_of_the_layout_is_not_read(runtime: R
 def test_without_a_known_scale_but_nothing_excluded_the_screen_is_read(runtime: Runtime) -> None:
     [result], _ = _desktop_pass(runtime, hidpi_picture(), None, [L_EDITOR])
     assert result.status == "ocr" and len(stored(runtime)) == 2
+
+
+# --- GNOME: the logical layout from Mutter's DisplayConfig -----------------------------------
+# No GNOME Shell here: Mutter and the Window Calls extension are stand-ins on a private bus,
+# answering with replies of the shapes they document.
+
+
+def _mode(w: int, h: int, current: bool = True) -> tuple[object, ...]:
+    return (f"{w}x{h}@60", w, h, 60.0, 1.0, [1.0, 2.0], {"is-current": ("b", True)} if current else {})
+
+
+def _monitor(connector: str, *modes: tuple[object, ...]) -> tuple[object, ...]:
+    return ((connector, "ACME", "Panel", "0001"), list(modes), {})
+
+
+def _logical(x: int, y: int, scale: float, connector: str, transform: int = 0) -> tuple[object, ...]:
+    return (x, y, scale, transform, x == 0, [(connector, "ACME", "Panel", "0001")], {})
+
+
+def _state(monitors: list[object], logical: list[object], mode: int | None = None) -> tuple[object, ...]:
+    return (7, monitors, logical, {} if mode is None else {"layout-mode": ("u", mode)})
+
+
+def test_mutter_current_state_gives_the_logical_layout() -> None:
+    hidpi = [_monitor("eDP-1", _mode(1920, 1080, current=False), _mode(3840, 2160))]
+    assert mutter.parse_state(_state(hidpi, [_logical(0, 0, 2.0, "eDP-1")])) == (0, 0, 1920, 1080)
+    # physical layout mode: window frames are device pixels too, nothing to fit
+    assert mutter.parse_state(_state(hidpi, [_logical(0, 0, 2.0, "eDP-1")], mode=2)) == (0, 0, 3840, 2160)
+    # a 2x laptop panel and a 1x monitor turned by 90 degrees to its right
+    two = [_monitor("eDP-1", _mode(2560, 1600)), _monitor("HDMI-1", _mode(1920, 1080))]
+    logical = [_logical(0, 0, 2.0, "eDP-1"), _logical(1280, 0, 1.0, "HDMI-1", transform=1)]
+    assert mutter.parse_state(_state(two, logical)) == (0, 0, 2360, 1920)
+
+
+def test_mutter_replies_that_do_not_describe_a_layout_give_none() -> None:
+    one = [_monitor("eDP-1", _mode(3840, 2160))]
+    for bad in (
+        (),
+        "everything is fine",
+        _state(one, []),  # no logical monitor
+        _state([_monitor("eDP-1", _mode(3840, 2160, current=False))], [_logical(0, 0, 2.0, "eDP-1")]),
+        _state(one, [_logical(0, 0, 2.0, "DP-9")]),  # shows a monitor that is not listed
+        _state(one, [_logical(0, 0, float("nan"), "eDP-1")]),
+        _state(one, [_logical(0, 0, 0.0, "eDP-1")]),
+        _state(one, [_logical(0, 0, 2.0, "eDP-1", transform=9)]),
+        _state(one, [_logical(10**9, 0, 2.0, "eDP-1")]),
+        _state(one, [_logical(0, 0, 2.0, "eDP-1")], mode=3),
+        _state(
+            [_monitor("eDP-1", ("m", "wide", 2160, 60.0, 1.0, [], {"is-current": ("b", True)}))],
+            [_logical(0, 0, 2.0, "eDP-1")],
+        ),
+    ):
+        assert mutter.parse_state(bad) is None, bad
+
+
+class StandInGnome:
+    """Mutter's DisplayConfig and the Window Calls extension on a private session bus."""
+
+    STATE_SIG = "ua((ssss)a(siiddada{sv})a{sv})a(iiduba(ssss)a{sv})a{sv}"
+
+    def __init__(self, address: str, state: tuple[object, ...], windows: list[dict[str, object]]) -> None:
+        self.conn = open_dbus_connection(address)
+        for name in ("org.gnome.Mutter.DisplayConfig", "org.gnome.Shell"):
+            self.conn.send_and_get_reply(message_bus.RequestName(name), timeout=5)
+        self.state, self.windows = state, windows
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                msg = self.conn.receive(timeout=0.1)
+            except TimeoutError:
+                continue
+            member = msg.header.fields.get(HeaderFields.member)
+            if member == "GetCurrentState":
+                self.conn.send(new_method_return(msg, self.STATE_SIG, self.state))
+            elif member == "List":
+                self.conn.send(new_method_return(msg, "s", (json.dumps(self.windows),)))
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.conn.close()
+
+
+def _gnome_window(wid: int, cls: str, title: str, box: Box, focus: bool) -> dict[str, object]:
+    x, y, right, bottom = box
+    return {"id": wid, "wm_class": cls, "title": title, "in_current_workspace": True, "focus": focus,
+            "x": x, "y": y, "width": right - x, "height": bottom - y, "window_type": 0}  # fmt: skip
+
+
+def test_on_a_2x_gnome_desktop_the_portal_picture_is_fitted_and_the_vault_masked(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    state = _state([_monitor("eDP-1", _mode(1600, 600))], [_logical(0, 0, 2.0, "eDP-1")])
+    windows = [_gnome_window(1, "gedit", "report - Editor", L_EDITOR.box, True),
+               _gnome_window(2, "org.keepassxc.KeePassXC", "Passwords - KeePassXC", L_VAULT.box, False)]  # fmt: skip
+    with bare_bus(tmp_path / "bus") as address:
+        gnome_shell = StandInGnome(address, state, windows)
+        source = GnomeWindowCalls(SessionBus(address))
+        try:
+            assert source.layout() == LOGICAL
+            grabber = WholeDesktopGrabber(PortalStandIn(hidpi_picture()), source.layout)
+            loop = ScreenCaptureLoop(grabber_factory=lambda: grabber, window_info_factory=lambda: source,
+                                     pipeline=ScreenPipeline(TesseractOcr("eng", 50), RULES),
+                                     uow_factory=runtime.uow, clock=StepClock())  # fmt: skip
+            [result] = loop.tick(grabber, source)
+        finally:
+            source.close()
+            gnome_shell.close()
+    assert result.status == "ocr"
+    assert stored(runtime) == ["Editor quarterly report draft"]

@@ -6,6 +6,7 @@ the real adapters (mss, Tesseract, X11) or by anything else that fits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -32,6 +33,15 @@ class Monitor:
     @property
     def box(self) -> Box:
         return (self.left, self.top, self.left + self.width, self.top + self.height)
+
+
+def bounds(boxes: Iterable[Box]) -> Box | None:
+    """The box around all of them (None for none): a desktop's layout from its outputs."""
+    boxes = list(boxes)
+    if not boxes:
+        return None
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
+            max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
