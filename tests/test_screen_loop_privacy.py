@@ -9,12 +9,14 @@ such a pass is dropped; a settled pass masks the excluded windows of both lists.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 from jeepney import HeaderFields, message_bus, new_method_return
 from jeepney.io.blocking import open_dbus_connection
 from PIL import Image, ImageDraw, ImageFont
@@ -126,6 +128,26 @@ def test_a_title_change_that_makes_a_window_excluded_drops_the_pass(runtime: Run
     [result] = loop.tick(StillGrabber(picture()), ScriptedWindows([EDITOR, browser], [EDITOR, private]))
     assert result.status == "unsettled"
     assert stored(runtime) == []
+
+
+# the app's own review window where the vault is
+MINE = WindowDesc("Persona Desktop - Review", "persona-desktop", VAULT.box, wid=5, pid=os.getpid())
+
+
+def test_a_window_of_the_app_s_own_that_appears_or_moves_during_the_grab_drops_the_pass(
+    runtime: Runtime,
+) -> None:
+    """The app's own windows go through the same exclusion rules as the owner's: one check."""
+    loop = _loop(runtime)
+    grabber = StillGrabber(picture())
+    for ours in (MINE,):
+        aside = replace(ours, box=VAULT_ASIDE.box)
+        for before, after in (([EDITOR], [EDITOR, ours]), ([EDITOR, aside], [EDITOR, ours])):
+            [result] = loop.tick(grabber, ScriptedWindows(before, after), force=True)
+            assert result.status == "unsettled", (ours, before, after)
+        [result] = loop.tick(grabber, ScriptedWindows([EDITOR, ours]), force=True)  # settled: masked
+        assert result.status in ("ocr", "known")
+    assert stored(runtime) == [NOTES]
 
 
 def test_a_settled_pass_masks_the_excluded_windows_of_both_lists(runtime: Runtime) -> None:
@@ -300,18 +322,26 @@ class StandInGnome:
         self.conn.close()
 
 
-def _gnome_window(wid: int, cls: str, title: str, box: Box, focus: bool) -> dict[str, object]:
+def _gnome_window(wid: int, cls: str, title: str, box: Box, focus: bool, pid: int = 0) -> dict[str, object]:
     x, y, right, bottom = box
     return {"id": wid, "wm_class": cls, "title": title, "in_current_workspace": True, "focus": focus,
-            "x": x, "y": y, "width": right - x, "height": bottom - y, "window_type": 0}  # fmt: skip
+            "x": x, "y": y, "width": right - x, "height": bottom - y, "window_type": 0, "pid": pid}  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "below",
+    [
+        ("org.keepassxc.KeePassXC", "Passwords - KeePassXC", 4321),  # excluded by the owner
+        ("org.example.Notes", "Review - Persona Desktop", os.getpid()),  # the app's own, by process
+    ],
+)
 def test_on_a_2x_gnome_desktop_the_portal_picture_is_fitted_and_the_vault_masked(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, tmp_path: Path, below: tuple[str, str, int]
 ) -> None:
     state = _state([_monitor("eDP-1", _mode(1600, 600))], [_logical(0, 0, 2.0, "eDP-1")])
-    windows = [_gnome_window(1, "gedit", "report - Editor", L_EDITOR.box, True),
-               _gnome_window(2, "org.keepassxc.KeePassXC", "Passwords - KeePassXC", L_VAULT.box, False)]  # fmt: skip
+    cls, title, pid = below
+    windows = [_gnome_window(1, "gedit", "report - Editor", L_EDITOR.box, True, pid=4320),
+               _gnome_window(2, cls, title, L_VAULT.box, False, pid=pid)]  # fmt: skip
     with bare_bus(tmp_path / "bus") as address:
         gnome_shell = StandInGnome(address, state, windows)
         source = GnomeWindowCalls(SessionBus(address))
