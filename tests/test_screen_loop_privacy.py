@@ -28,8 +28,8 @@ from persona_desktop.adapters.wayland.gnome import GnomeWindowCalls
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import Box, Frame, Monitor, Pixels, WindowDesc
-from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_ports import Box, Frame, Monitor, OwnScreen, Pixels, WindowDesc
+from persona_desktop.capture.screen_privacy import SELF, ExclusionRules, WithOwnWindows
 from persona_desktop.capture.screen_setup import OnceOutcome
 from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.domain.model import Kind
@@ -148,6 +148,43 @@ def test_a_window_of_the_app_s_own_that_appears_or_moves_during_the_grab_drops_t
         [result] = loop.tick(grabber, ScriptedWindows([EDITOR, ours]), force=True)  # settled: masked
         assert result.status in ("ocr", "known")
     assert stored(runtime) == [NOTES]
+
+
+class TwoMonitors(StillGrabber):
+    """Two monitors side by side; counts the grabs."""
+
+    def __init__(self, pixels: Pixels) -> None:
+        super().__init__(pixels)
+        self.grabbed: list[int] = []
+
+    def monitors(self) -> list[Monitor]:
+        return [MON, Monitor(2, MON.width, 0, MON.width, MON.height)]
+
+    def grab(self, monitor: Monitor) -> Frame:
+        self.grabbed.append(monitor.index)
+        return Frame(monitor, self.pixels)
+
+
+class NotifiesAfter:
+    """The ui's snapshot of the app's own screen: a notification goes up after `reads` reads."""
+
+    def __init__(self, reads: int) -> None:
+        self.reads, self.left = reads, reads
+
+    def screen(self) -> OwnScreen:
+        self.left -= 1
+        return OwnScreen(notification=self.left < 0)
+
+
+def test_a_notification_of_the_app_s_that_goes_up_during_a_pass_ends_it(runtime: Runtime) -> None:
+    """Nothing more is grabbed once the app's own cover is up (a notification, drawn where the
+    app cannot tell), and an asked-for capture is retried like one asked for under the cover."""
+    loop = _loop(runtime)
+    grabber = TwoMonitors(picture())
+    results = loop.tick(grabber, WithOwnWindows(ScriptedWindows([EDITOR]), NotifiesAfter(1)), force=True)
+    assert grabber.grabbed == [1]
+    assert [(r.status, r.reason) for r in results] == [("excluded", SELF)]
+    assert stored(runtime) == []
 
 
 def test_a_settled_pass_masks_the_excluded_windows_of_both_lists(runtime: Runtime) -> None:

@@ -81,6 +81,12 @@ def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
     return None if w is None else (w.app, w.title, w.wid)
 
 
+def own_cover(results: list[CaptureResult]) -> bool:
+    """Nothing of a pass was read because something of the app's own was in front (its
+    notification, its focused window): a capture the owner asked for is tried again."""
+    return bool(results) and all(r.reason == SELF for r in results)
+
+
 def _unsettled(before: list[WindowDesc], after: list[WindowDesc], rules: ExclusionRules) -> str | None:
     """Why a grab between these two window lists cannot be trusted to fit either, or None.
 
@@ -217,7 +223,7 @@ class ScreenCaptureLoop:
                 self._force.clear()
                 try:
                     results = self.tick(grabber, windows, force=force)
-                    if force and results and all(r.reason == SELF for r in results):
+                    if force and own_cover(results):
                         # the owner asked, while something of the app's own was on screen
                         # (a notification): read the screen once it is gone
                         self._force.set()
@@ -286,6 +292,9 @@ class ScreenCaptureLoop:
             after = self._windows_or_skip(windows)
             if after is None:
                 return []
+            if covered(after):  # the app's own cover went up during the grab: grab no more
+                results.append(CaptureResult(monitor.index, "excluded", reason=SELF))
+                break
             unsettled = _unsettled(window_list, after, self.pipeline.rules)
             if unsettled is not None:  # the exclusions checked may not fit the pixels
                 results.append(CaptureResult(monitor.index, "unsettled", reason=unsettled))
