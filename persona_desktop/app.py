@@ -31,6 +31,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
+from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
@@ -322,10 +323,10 @@ def _application(argv: list[str]) -> QApplication:
     if isinstance(app, QApplication):
         return app
     app = QApplication(argv)
-    app.setApplicationName("persona-desktop")
+    app.setApplicationName(OWN_APP)  # X11: every window's WM_CLASS, which screen capture never reads
     app.setApplicationDisplayName("Persona Desktop")
     # Wayland: windows carry the .desktop file's id, so the desktop knows them as Persona Desktop's
-    app.setDesktopFileName("persona-desktop")
+    app.setDesktopFileName(OWN_APP)
     app.setQuitOnLastWindowClosed(False)
     app.setWindowIcon(app_icon())
     return app

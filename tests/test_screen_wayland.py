@@ -103,6 +103,18 @@ def test_an_excluded_active_window_stores_nothing(desktop: WaylandSession, runti
     assert screen_texts(runtime) == []
 
 
+def test_capture_screen_never_reads_the_tray_app_s_windows(desktop: WaylandSession, runtime: Runtime) -> None:
+    """`capture screen` (a keyboard shortcut runs it) is a process of its own: the tray app's
+    window, of another process, is known by its app id (the .desktop file's) and masked."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    desktop.show_window("persona-desktop", "Review - Persona Desktop", "Approve: the owner keeps a llama")
+    desktop.focus("screentest")
+    outcome = capture_once(runtime)
+    texts = screen_texts(runtime)
+    assert NOTES in texts, outcome.summary()
+    assert not any("llama" in t.lower() or "approve" in t.lower() for t in texts), texts
+
+
 def test_the_periodic_loop_runs_on_sway_and_never_stores_the_vault(
     desktop: WaylandSession, runtime: Runtime
 ) -> None:

@@ -21,6 +21,7 @@ from persona_desktop.capture.screen_loop import ScreenCaptureLoop, ScreenEvent
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
 from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_setup import capture_once
 from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 from persona_desktop.config import SETTINGS
 from persona_desktop.domain.model import Fragment, Kind
@@ -274,3 +275,18 @@ def test_an_unfocused_vault_that_appears_or_moves_during_the_pass_is_never_store
     with runtime.uow.read() as uow:
         texts = [f.text for f in uow.fragments.all(Kind.SCREEN)]
     assert texts == ["Meeting with Alice at noon"]
+
+
+def test_capture_screen_never_reads_the_tray_app_s_windows(
+    display: str, windows: list[XWindow], runtime: Runtime
+) -> None:
+    """`capture screen` (the command line, bound to a keyboard shortcut) runs in a process of its
+    own: the tray app's review window, of another process, is known by its app id and masked."""
+    windows.append(show_window(display, "Review - Persona Desktop", "Approve: the owner keeps a zebra",
+                               (40, 300, 1000, 420), app="persona-desktop"))  # fmt: skip
+    windows.append(show_window(display, "Notes - editor", "Meeting with Alice at noon", (40, 40, 540, 200)))
+    outcome = capture_once(runtime)
+    with runtime.uow.read() as uow:
+        texts = [f.text for f in uow.fragments.all(Kind.SCREEN)]
+    assert "Meeting with Alice at noon" in texts, (outcome.summary(), texts)
+    assert not any("zebra" in t.lower() or "approve" in t.lower() for t in texts), texts
