@@ -31,6 +31,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
+from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
@@ -226,8 +227,15 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
     return LazyLoop(build, close)
 
 
-def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
+def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
     from persona_desktop.capture import screen_setup
+
+    def capture_now() -> bool:
+        if screen.capture_now():
+            return True
+        if own is not None:  # on the GUI thread: the capture on demand that follows reads its snapshot
+            own.watch()
+        return False
 
     def forget_refusal() -> list[str]:
         from persona_desktop.adapters.wayland.permission import forget_screenshot_answer
@@ -245,8 +253,8 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop) -> ScreenHooks:
     return ScreenHooks(
         support=lambda: screen_setup.screen_support(rt.settings),
         probe=lambda: screen_setup.probe_screen(rt.settings),
-        capture_once=lambda: screen_setup.capture_once(rt),
-        capture_now=screen.capture_now,
+        capture_once=lambda: screen_setup.capture_once(rt, own_windows=own),
+        capture_now=capture_now,
         forget_refusal=forget_refusal,
         install_shortcut=install_shortcut,
     )
@@ -260,7 +268,7 @@ def wire_capture(
     `own`: the app's own windows, which the screen loop never reads."""
     messages = CaptureMessages(capture)
     screen = _screen_loop(rt, messages, own)
-    access = ScreenAccess(ctx, capture, _screen_hooks(rt, screen), parent=capture)
+    access = ScreenAccess(ctx, capture, _screen_hooks(rt, screen, own), parent=capture)
     messages.screen_mode.connect(access.on_mode)
     messages.screen_refused.connect(access.on_refused)
     capture.attach("screen", GatedScreenLoop(screen, access))
@@ -322,10 +330,10 @@ def _application(argv: list[str]) -> QApplication:
     if isinstance(app, QApplication):
         return app
     app = QApplication(argv)
-    app.setApplicationName("persona-desktop")
+    app.setApplicationName(OWN_APP)  # X11: every window's WM_CLASS, which screen capture never reads
     app.setApplicationDisplayName("Persona Desktop")
     # Wayland: windows carry the .desktop file's id, so the desktop knows them as Persona Desktop's
-    app.setDesktopFileName("persona-desktop")
+    app.setDesktopFileName(OWN_APP)
     app.setQuitOnLastWindowClosed(False)
     app.setWindowIcon(app_icon())
     return app

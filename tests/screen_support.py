@@ -141,8 +141,9 @@ WINDOW_SCRIPT = textwrap.dedent(
     title, text, x, y, w, h, px = sys.argv[1:8]
     app = QApplication(["screen-test-window"])
     app.setApplicationName("screentest")
-    if len(sys.argv) > 8:  # a Wayland app id
+    if len(sys.argv) > 8:  # an app id: Wayland's, and X11's WM_CLASS class
         QGuiApplication.setDesktopFileName(sys.argv[8])
+        app.setApplicationName(sys.argv[8])
     label = QLabel(text)
     label.setWindowTitle(title)
     label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
@@ -178,15 +179,21 @@ class XWindow:
 
 
 def show_window(
-    display: str, title: str, text: str, box: Box, font_px: int = 24, timeout: float = 20
+    display: str,
+    title: str,
+    text: str,
+    box: Box,
+    font_px: int = 24,
+    timeout: float = 20,
+    app: str | None = None,
 ) -> XWindow:
-    """A real top-level X11 window showing `text` at `box`, until closed."""
+    """A real top-level X11 window showing `text` at `box`, until closed; `app`: its WM_CLASS class."""
     left, top, right, bottom = box
     env = {**os.environ, "DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
     env.pop("WAYLAND_DISPLAY", None)
     proc = subprocess.Popen(
         [sys.executable, "-c", WINDOW_SCRIPT, title, text, str(left), str(top), str(right - left),
-         str(bottom - top), str(font_px)],
+         str(bottom - top), str(font_px), *([app] if app else [])],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -4,7 +4,7 @@ capture runs in the same process; prints what was stored as screen text (JSON) a
     python -m tests.self_capture_app MODE DATA_DIR STATEMENT
 
 MODE: `app` (the app's own wiring: build_shell, the tray's capture switch), `rects` (only the
-windows the ui reports are masked: a window source that knows no process, as on Wayland),
+windows the ui reports are masked: a window source that knows no process and no app id),
 `unprotected` (no self-exclusion at all: the control that shows the test can fail).
 The review window shows a waiting candidate with STATEMENT; a menu and a tooltip show it too.
 """
@@ -47,13 +47,14 @@ def seed(rt: Runtime, statement: str) -> None:
 
 
 class NoPids:
-    """A window source that cannot tell which process owns a window (Wayland's, say)."""
+    """A window source that cannot tell which process or app owns a window (a compositor
+    that lists neither): only the rectangles the ui reports can mask the app's windows."""
 
     def __init__(self) -> None:
         self._inner = X11WindowInfo()
 
     def windows(self) -> list[WindowDesc]:
-        return [dataclasses.replace(w, pid=None) for w in self._inner.windows()]
+        return [dataclasses.replace(w, pid=None, app="") for w in self._inner.windows()]
 
     def close(self) -> None:
         self._inner.close()

@@ -5,8 +5,9 @@ hide; a notification makes the loop read no frame at all for its time on screen.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -26,9 +27,11 @@ from persona_desktop.capture.screen_ports import (
     WindowDesc,
 )
 from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
+from persona_desktop.domain.model import Kind
 from persona_desktop.ui.context import UiContext
-from persona_desktop.ui.own_windows import OwnWindowTracker
-from tests.screen_support import CountingOcr, render_lines
+from persona_desktop.ui.own_windows import NOTIFICATION_MARGIN_S, OwnWindowTracker
+from persona_desktop.ui.screen_access import Summary
+from tests.screen_support import CountingOcr, render_lines, show_window, xvfb
 from tests.ui_support import ui_ctx
 
 __all__ = ["ui_ctx"]  # a fixture
@@ -154,3 +157,45 @@ def test_on_wayland_what_nobody_can_place_is_not_read(mine: OwnScreen, named: bo
     assert (status == "excluded") is dropped
     if not dropped and named:
         assert texts == [OTHERS]  # ours blacked out by process
+
+
+@pytest.mark.xvfb
+def test_capture_now_with_capture_off_waits_for_the_app_s_notification_to_go(
+    ui_ctx: UiContext, runtime: Runtime, qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tray's "Capture this screen now" while screen capture is off (a capture on demand,
+    not the loop) honours the app's own windows too: nothing is read while its notification
+    may be on screen, and the screen is read once it has gone (real Xvfb, mss, Tesseract)."""
+    with xvfb(900, 200) as display:
+        monkeypatch.setenv("DISPLAY", display)
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        other = show_window(display, "Notes", OTHERS, (20, 20, 880, 180), font_px=22)
+        shell = build_shell(ui_ctx, runtime)
+        try:
+            [tracker] = shell.findChildren(OwnWindowTracker)
+            access = shell.screen_access
+            assert access is not None
+            tries: list[int] = []
+            real = access.hooks.capture_once
+
+            def counted() -> Summary:  # the real capture, counted (on the worker thread)
+                tries.append(1)
+                return real()
+
+            access.hooks = dataclasses.replace(access.hooks, capture_once=counted)
+            shown_at = datetime.now(UTC)
+            tracker.notification_shown(0.5)  # up for 0.5 s, and the margin servers need
+            access.capture_now_action.trigger()
+            qtbot.waitUntil(lambda: OTHERS in _screen_texts(runtime), timeout=30_000)
+            assert len(tries) >= 2  # the first found the notification up, and was tried again
+            with runtime.uow.read() as uow:
+                first_read = min(f.captured_at for f in uow.fragments.all(Kind.SCREEN))
+            assert first_read >= shown_at + timedelta(seconds=0.5 + NOTIFICATION_MARGIN_S)
+        finally:
+            assert shell.shutdown()
+            other.close()
+
+
+def _screen_texts(runtime: Runtime) -> list[str]:
+    with runtime.uow.read() as uow:
+        return [f.text for f in uow.fragments.all(Kind.SCREEN)]

@@ -3,10 +3,12 @@ the window lists of sway, Hyprland, KWin and GNOME (Window Calls) from hostile r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import struct
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -170,6 +172,40 @@ def test_a_file_of_another_user_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(ShotFileError, match="another user"):
         take_file(f"file://{theirs}", time.time())
     assert theirs.exists()
+
+
+def test_a_file_with_another_name_is_neither_read_nor_deleted(tmp_path: Path) -> None:
+    """A fresh screenshot has one name; a hard link at the returned path is someone's file."""
+    precious = _png(tmp_path / "thesis-figure.png")
+    out = tmp_path / "out.png"
+    os.link(precious, out)
+    with pytest.raises(ShotFileError, match="other names"):
+        take_file(f"file://{out}", time.time())
+    assert out.exists() and precious.exists()
+
+
+@contextlib.contextmanager
+def _undeletable(path: Path) -> Iterator[None]:
+    """unlink(path) fails with EPERM: the immutable flag as root (root ignores modes), else
+    a folder without write permission."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True, capture_output=True)
+    else:
+        path.parent.chmod(0o500)
+        try:
+            yield
+        finally:
+            path.parent.chmod(0o700)
+
+
+def test_a_screenshot_that_cannot_be_deleted_is_an_error_in_words(tmp_path: Path) -> None:
+    shot = _png(tmp_path / "out.png")
+    with _undeletable(shot), pytest.raises(ShotFileError, match="could not be deleted"):
+        take_file(f"file://{shot}", time.time())
 
 
 def test_a_corrupt_or_enormous_picture_is_an_error_not_a_crash(tmp_path: Path) -> None:

@@ -20,11 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from jeepney import DBusAddress, HeaderFields, message_bus, new_method_call, new_signal
+from jeepney.io.blocking import open_dbus_connection
+from PIL import Image, ImageDraw
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.adapters.wayland.dbus import SessionBus
 from persona_desktop.adapters.wayland.permission import STORE, forget_screenshot_answer, screenshot_answers
-from persona_desktop.adapters.wayland.portal import PortalShooter, PortalTimeoutError
+from persona_desktop.adapters.wayland.portal import PORTAL_PATH, REQUEST, PortalShooter, PortalTimeoutError
 from persona_desktop.app import build_context, build_shell
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import ScreenEvent
@@ -98,6 +101,18 @@ def test_an_excluded_active_window_stores_nothing(desktop: WaylandSession, runti
     outcome = capture_once(runtime)
     assert [r.status for r in outcome.results] == ["excluded"] and outcome.fragments == 0
     assert screen_texts(runtime) == []
+
+
+def test_capture_screen_never_reads_the_tray_app_s_windows(desktop: WaylandSession, runtime: Runtime) -> None:
+    """`capture screen` (a keyboard shortcut runs it) is a process of its own: the tray app's
+    window, of another process, is known by its app id (the .desktop file's) and masked."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    desktop.show_window("persona-desktop", "Review - Persona Desktop", "Approve: the owner keeps a llama")
+    desktop.focus("screentest")
+    outcome = capture_once(runtime)
+    texts = screen_texts(runtime)
+    assert NOTES in texts, outcome.summary()
+    assert not any("llama" in t.lower() or "approve" in t.lower() for t in texts), texts
 
 
 def test_the_periodic_loop_runs_on_sway_and_never_stores_the_vault(
@@ -224,6 +239,84 @@ def test_a_portal_that_never_answers_times_out_and_a_late_answer_is_ignored(desk
         shooter.close()
         if WLR_OUT.exists() or WLR_OUT.is_symlink():
             WLR_OUT.unlink()
+
+
+class Forger:
+    """Another program on the session bus: it watches the bus (as any program of the owner's
+    may, on a desktop bus), and answers the app's screenshot request before the portal does,
+    naming one of the owner's files, broadcast and sent to the app directly."""
+
+    def __init__(self, address: str, victim: Path) -> None:
+        self.address, self.victim = address, victim
+        self.ready, self.forged = threading.Event(), threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+        assert self.ready.wait(10), "the forging connection did not start"
+
+    def _run(self) -> None:
+        try:
+            with open_dbus_connection(self.address) as mon, open_dbus_connection(self.address) as emit:
+                monitoring = DBusAddress("/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                         "org.freedesktop.DBus.Monitoring")  # fmt: skip
+                mon.send_and_get_reply(new_method_call(monitoring, "BecomeMonitor", "asu",
+                                                       (["type='method_return'"], 0)), timeout=5)  # fmt: skip
+                self.ready.set()
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline:
+                    msg = mon.receive(timeout=deadline - time.monotonic())
+                    handle = msg.body[0] if msg.body and isinstance(msg.body[0], str) else ""
+                    if not handle.startswith(PORTAL_PATH + "/request/"):
+                        continue
+                    _save_png(self.victim, "chapter 3 draft")  # the owner saves a file just now
+                    answer = (0, {"uri": ("s", f"file://{self.victim}")})
+                    app, request = (
+                        msg.header.fields[HeaderFields.destination],
+                        DBusAddress(handle, interface=REQUEST),
+                    )
+                    for to in (None, app):  # to every listener, then to the app only
+                        forged = new_signal(request, "Response", "ua{sv}", answer)
+                        if to is not None:
+                            forged.header.fields[HeaderFields.destination] = to
+                        emit.send(forged)
+                    emit.send_and_get_reply(message_bus.GetId(), timeout=5)  # both routed by now
+                    self.forged.set()
+                    return
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+            self.ready.set()
+
+
+def _save_png(path: Path, text: str) -> None:
+    img = Image.new("RGB", (400, 60), "white")
+    ImageDraw.Draw(img).text((5, 5), text, fill="black")
+    img.save(path)
+
+
+def test_a_forged_portal_answer_is_ignored_and_the_file_it_names_is_neither_read_nor_deleted(
+    desktop: WaylandSession, tmp_path: Path
+) -> None:
+    """/tmp/out.png as a FIFO keeps the real portal from answering (as above): only the forged
+    answer comes. The app must wait for the portal's own and time out, the owner's file intact."""
+    desktop.show_window("screentest", "Notes", NOTES)
+    victim = tmp_path / "thesis-figure.png"
+    forger = Forger(desktop.env["DBUS_SESSION_BUS_ADDRESS"], victim)
+    assert forger.error is None, forger.error
+    os.mkfifo(WLR_OUT)
+    shooter = PortalShooter(timeout_s=3)
+    try:
+        with pytest.raises(PortalTimeoutError):
+            shooter.take()
+        assert forger.forged.is_set(), forger.error
+        assert victim.is_file()
+        with Image.open(victim) as img:
+            assert img.size == (400, 60)
+    finally:
+        shooter.close()
+        drain = threading.Thread(target=lambda: Path(WLR_OUT).read_bytes(), daemon=True)
+        drain.start()
+        drain.join(10)
+        WLR_OUT.unlink()
 
 
 def test_forgetting_a_refusal_in_the_permission_store(desktop: WaylandSession) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import queue
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 
+import mss
+import numpy as np
 import pytest
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
@@ -15,8 +19,9 @@ from persona_desktop.adapters.screen_mss import MssGrabber
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import ScreenCaptureLoop, ScreenEvent
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Monitor
+from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_setup import capture_once
 from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 from persona_desktop.config import SETTINGS
 from persona_desktop.domain.model import Fragment, Kind
@@ -176,3 +181,112 @@ def test_wayland_without_x11_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, h
     harness.wait_for(lambda e: e.kind == "stopped")
     status = harness.loop.status()
     assert status.state == "error" and "Wayland" in (status.last_error or "")
+
+
+# --- a password manager's window that changes between the window list and the grab ---------
+
+
+class HookedGrabber(MssGrabber):
+    """The real mss grabber of monitor 1; `hook` runs once, between the loop's window list
+    and the grab (what the desktop may do in that moment)."""
+
+    def __init__(self, hook: Callable[[], None]) -> None:
+        super().__init__()
+        self.hook: Callable[[], None] | None = hook
+
+    def monitors(self) -> list[Monitor]:
+        return [Monitor(1, 0, 0, W, H)]
+
+    def grab(self, monitor: Monitor) -> Frame:
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return super().grab(monitor)
+
+
+def _xdotool(display: str, *args: str) -> None:
+    subprocess.run(["xdotool", *args], env={**os.environ, "DISPLAY": display}, check=True, timeout=20)
+
+
+def _wid(display: str, title: str) -> int:
+    info = X11WindowInfo(display)
+    try:
+        return next(w.wid for w in info.windows() if w.title == title)
+    finally:
+        info.close()
+
+
+def _painted(display: str, box: tuple[int, int, int, int]) -> Callable[[], None]:
+    """Wait until the test window (white) is drawn at `box`: the grab then sees its text."""
+
+    def wait() -> None:
+        deadline = time.monotonic() + 10
+        with mss.MSS(display=display) as sct:
+            while time.monotonic() < deadline:
+                shot = np.asarray(sct.grab({"left": box[0], "top": box[1],
+                                            "width": box[2] - box[0], "height": box[3] - box[1]}))  # fmt: skip
+                if (shot[:, :, :3] == 255).mean() > 0.5:
+                    return
+                time.sleep(0.05)
+        raise AssertionError(f"the window at {box} was not drawn within 10 s")
+
+    return wait
+
+
+VAULT_TITLE = "KeePassXC - Passwords"
+
+
+@pytest.mark.parametrize("change", ["appears", "moves"])
+def test_an_unfocused_vault_that_appears_or_moves_during_the_pass_is_never_stored(
+    display: str, windows: list[XWindow], runtime: Runtime, change: str
+) -> None:
+    here, elsewhere = (40, 300, 600, 420), (620, 300, 1000, 420)
+    # the vault first, then the editor on top of the stacking order: the editor is active
+    windows.append(show_window(display, VAULT_TITLE, "SECRETWORD vault entry",
+                               here if change == "appears" else elsewhere))  # fmt: skip
+    windows.append(show_window(display, "Notes - editor", "Meeting with Alice at noon", (40, 40, 540, 200)))
+    vault = _wid(display, VAULT_TITLE)
+    if change == "appears":
+        _xdotool(display, "windowunmap", "--sync", str(vault))
+
+    def change_the_desktop() -> None:  # between the list and the grab
+        if change == "appears":
+            _xdotool(display, "windowmap", "--sync", str(vault))  # mapped, not raised: still unfocused
+        else:
+            _xdotool(display, "windowmove", "--sync", str(vault), str(here[0]), str(here[1]))
+        _painted(display, here)()
+
+    rules = ExclusionRules.of(
+        SETTINGS["capture.exclude_apps"].default, SETTINGS["capture.exclude_titles"].default
+    )
+    loop = ScreenCaptureLoop(grabber_factory=MssGrabber, window_info_factory=X11WindowInfo,
+                             pipeline=ScreenPipeline(TesseractOcr("eng", 50), rules), uow_factory=runtime.uow,
+                             clock=runtime.clock)  # fmt: skip
+    info = X11WindowInfo(display)
+    try:
+        [result] = loop.tick(HookedGrabber(change_the_desktop), info, force=True)
+        assert result.status == "unsettled"
+        with runtime.uow.read() as uow:
+            assert uow.fragments.all(Kind.SCREEN) == []
+        [result] = loop.tick(HookedGrabber(lambda: None), info, force=True)  # settled: masked
+        assert result.status == "ocr"
+    finally:
+        info.close()
+    with runtime.uow.read() as uow:
+        texts = [f.text for f in uow.fragments.all(Kind.SCREEN)]
+    assert texts == ["Meeting with Alice at noon"]
+
+
+def test_capture_screen_never_reads_the_tray_app_s_windows(
+    display: str, windows: list[XWindow], runtime: Runtime
+) -> None:
+    """`capture screen` (the command line, bound to a keyboard shortcut) runs in a process of its
+    own: the tray app's review window, of another process, is known by its app id and masked."""
+    windows.append(show_window(display, "Review - Persona Desktop", "Approve: the owner keeps a zebra",
+                               (40, 300, 1000, 420), app="persona-desktop"))  # fmt: skip
+    windows.append(show_window(display, "Notes - editor", "Meeting with Alice at noon", (40, 40, 540, 200)))
+    outcome = capture_once(runtime)
+    with runtime.uow.read() as uow:
+        texts = [f.text for f in uow.fragments.all(Kind.SCREEN)]
+    assert "Meeting with Alice at noon" in texts, (outcome.summary(), texts)
+    assert not any("zebra" in t.lower() or "approve" in t.lower() for t in texts), texts

@@ -11,7 +11,10 @@ Where exclusions cannot hold (no window list on this desktop) or periodic screen
 would disturb the owner (GNOME flashes on each one), `periodic_reason` says so and the
 loop only captures when asked (`capture_now`). An all-black grab is never stored and
 stops the loop with a message (see `screen_black`); so does a window list that fails
-for a pass: that pass is skipped, never captured without its exclusions.
+for a pass: that pass is skipped, never captured without its exclusions. The window list
+is read before and after each grab: when the focus or an excluded window changed in
+between (appeared, vanished, moved), the grab is dropped ("unsettled"); otherwise the
+excluded windows of both lists are blacked out.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
-from persona_desktop.capture.screen_privacy import SELF, PauseState, covered, own_boxes
+from persona_desktop.capture.screen_privacy import SELF, ExclusionRules, PauseState, covered
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
@@ -78,9 +81,22 @@ def _active(windows: list[WindowDesc]) -> tuple[str, str, int] | None:
     return None if w is None else (w.app, w.title, w.wid)
 
 
-def _settled(windows: list[WindowDesc]) -> tuple[object, ...]:
-    """What must not change during a grab: the active window and where the app's own windows are."""
-    return (_active(windows), own_boxes(windows))
+def own_cover(results: list[CaptureResult]) -> bool:
+    """Nothing of a pass was read because something of the app's own was in front (its
+    notification, its focused window): a capture the owner asked for is tried again."""
+    return bool(results) and all(r.reason == SELF for r in results)
+
+
+def _unsettled(before: list[WindowDesc], after: list[WindowDesc], rules: ExclusionRules) -> str | None:
+    """Why a grab between these two window lists cannot be trusted to fit either, or None.
+
+    An unfocused excluded window (the app's own ones too) that appeared, vanished or moved
+    between them may sit in the pixels where neither list would mask it."""
+    if _active(after) != _active(before):
+        return "the focus moved during the grab"
+    if rules.placement(after) != rules.placement(before):
+        return "an excluded window appeared, vanished or moved during the grab"
+    return None
 
 
 class ScreenCaptureLoop:
@@ -112,6 +128,7 @@ class ScreenCaptureLoop:
         self._advice = advice
         self._black = BlackWatch()
         self._windows_failing = False
+        self._skipping = False
         self._pause = PauseState()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -206,7 +223,7 @@ class ScreenCaptureLoop:
                 self._force.clear()
                 try:
                     results = self.tick(grabber, windows, force=force)
-                    if force and results and all(r.reason == SELF for r in results):
+                    if force and own_cover(results):
                         # the owner asked, while something of the app's own was on screen
                         # (a notification): read the screen once it is gone
                         self._force.set()
@@ -275,13 +292,18 @@ class ScreenCaptureLoop:
             after = self._windows_or_skip(windows)
             if after is None:
                 return []
-            if _settled(after) != _settled(window_list):
-                # the focus or the app's own windows moved while grabbing: the masks may not fit
-                results.append(CaptureResult(monitor.index, "unsettled"))
+            if covered(after):  # the app's own cover went up during the grab: grab no more
+                results.append(CaptureResult(monitor.index, "excluded", reason=SELF))
+                break
+            unsettled = _unsettled(window_list, after, self.pipeline.rules)
+            if unsettled is not None:  # the exclusions checked may not fit the pixels
+                results.append(CaptureResult(monitor.index, "unsettled", reason=unsettled))
                 window_list = after
                 continue
             try:
-                result = self.pipeline.process(frame, window_list, at, force=force, remember=False)
+                result = self.pipeline.process(
+                    frame, window_list, at, force=force, remember=False, mask_also=after
+                )
             except CaptureUnavailableError:
                 raise
             except PersonaError as exc:
@@ -293,6 +315,7 @@ class ScreenCaptureLoop:
                 sources.append((result.source, result.fragments))
         if self._interrupted():
             return []
+        self._say_skipped(results)
         if self._black.saw(bool(results) and black == len(results)):
             raise CaptureUnavailableError(BLACK_MESSAGE)
         added = 0
@@ -325,6 +348,18 @@ class ScreenCaptureLoop:
             return None
         self._windows_failing = False
         return window_list
+
+    def _say_skipped(self, results: list[CaptureResult]) -> None:
+        """Passes the pipeline would not read (exclusions could not be placed): said once a streak."""
+        reason = next((r.reason for r in results if r.status == "skipped"), None)
+        if reason is None:
+            self._skipping = False
+            return
+        if not self._skipping:
+            self._skipping = True
+            message = f"screen capture skips passes: {reason}"
+            self._set(last_error=message)
+            self._emit("error", {"message": message})
 
     def _interrupted(self) -> bool:
         """Stopped or paused mid-pass: what was read is dropped, and forgotten."""

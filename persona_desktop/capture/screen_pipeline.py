@@ -47,7 +47,7 @@ class CaptureResult:
     """What one monitor's frame gave; `source` is None when nothing is to be stored."""
 
     monitor: int
-    status: str  # unchanged | known | excluded | ocr
+    status: str  # unchanged | known | excluded | skipped | ocr (and the loop's black | unsettled)
     source: SourceInfo | None = None
     fragments: list[NewFragment] = field(default_factory=list)
     lines_read: int = 0  # lines found where the frame changed, known or OCR'd
@@ -141,16 +141,25 @@ class ScreenPipeline:
         at: datetime,
         force: bool = False,
         remember: bool = True,
+        mask_also: Sequence[WindowDesc] = (),
     ) -> CaptureResult:
         """One monitor's frame. With `remember=False` the caller calls `remember()` once the
-        fragments are stored (a pass that is dropped must not count its lines as stored)."""
+        fragments are stored (a pass that is dropped must not count its lines as stored).
+        The excluded windows of `mask_also` (the list read after the grab) are blacked out too."""
         mon = frame.monitor
-        on_screen = [w for w in windows if _intersect(w.box, mon.box) is not None]
+        if frame.unplaced is None:
+            on_screen = [w for w in windows if _intersect(w.box, mon.box) is not None]
+        else:  # where the windows are on these pixels is unknown: any may be on them
+            on_screen = list(windows)
         active = next((w for w in on_screen if w.active), None)
         if active is not None and (rule := self.rules.excludes(active)) is not None:
             self.changes.forget(f"m{mon.index}")  # the next frame is compared afresh
             return CaptureResult(mon.index, "excluded", reason=rule)
-        pixels = self._mask(frame, on_screen)
+        if frame.unplaced is not None and self.rules.excluded([*windows, *mask_also]):
+            self.changes.forget(f"m{mon.index}")
+            return CaptureResult(mon.index, "skipped", reason=f"{frame.unplaced}: nothing read while an "
+                                 "excluded window is open, rather than mask it in the wrong place")  # fmt: skip
+        pixels = self._mask(frame, [*on_screen, *mask_also])
         change = self.changes.compare(f"m{mon.index}", pixels)
         last = self._last_look.get(mon.index)
         forced = force or last is None or at - last >= self.max_gap

@@ -6,6 +6,7 @@ the real adapters (mss, Tesseract, X11) or by anything else that fits.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -34,13 +35,27 @@ class Monitor:
         return (self.left, self.top, self.left + self.width, self.top + self.height)
 
 
+def bounds(boxes: Iterable[Box]) -> Box | None:
+    """The box around all of them (None for none): a desktop's layout from its outputs."""
+    boxes = list(boxes)
+    if not boxes:
+        return None
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
+            max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """One monitor's pixels: an H x W x 3 (RGB) or H x W x 4 (BGRA) uint8 array."""
+    """One monitor's pixels: an H x W x 3 (RGB) or H x W x 4 (BGRA) uint8 array.
+
+    `unplaced` says why window boxes cannot be placed on these pixels (the picture's scale
+    against the window list's coordinates is unknown), None when they can: exclusions are
+    then refused rather than masked in the wrong place."""
 
     monitor: Monitor
     pixels: Pixels
     bgra: bool = False
+    unplaced: str | None = None
 
     def rgb(self) -> Pixels:
         if not self.bgra:

@@ -1,8 +1,10 @@
 """Which windows are never captured, and whether capture is paused.
 
 Never captured: windows the owner excluded (by application or title), and the app's
-own windows, menus and tooltips, recognized by process, not by title: a window whose
-`_NET_WM_PID` is this process, and every rectangle the ui reports as the app's
+own windows, menus and tooltips, recognized by process and app id, not by title: a window
+whose `_NET_WM_PID` is this process, a window whose app id (X11 WM_CLASS, Wayland app_id)
+is the app's own, which names the tray app's windows to `capture screen` run from another
+process (a keyboard shortcut), and every rectangle the ui reports as the app's
 (`OwnWindows`). While a notification of the app's may be on screen (drawn by the
 desktop's notification server, where the app cannot tell), no frame is read at all.
 So nothing the app shows (a proposed statement, an applied fact) comes back as
@@ -22,7 +24,7 @@ from datetime import datetime, timedelta
 from persona_desktop.capture.screen_ports import Box, OwnWindows, WindowDesc, WindowInfo
 
 SELF = "self"  # the exclusion rule that names the app's own windows
-OWN_APP = "persona-desktop"
+OWN_APP = "persona-desktop"  # the app id of every window of the app's (app.py sets it)
 _EVERYWHERE: Box = (-(2**30), -(2**30), 2**30, 2**30)
 
 PAUSE_CHOICES: dict[str, timedelta | None] = {
@@ -30,6 +32,11 @@ PAUSE_CHOICES: dict[str, timedelta | None] = {
     "1h": timedelta(hours=1),
     "until_resumed": None,
 }
+
+
+def is_own(window: WindowDesc, pid: int | None) -> bool:
+    """A window of the app's: of process `pid`, or with the app's own app id."""
+    return (window.pid is not None and window.pid == pid) or window.app.lower() == OWN_APP
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +58,7 @@ class ExclusionRules:
 
     def excludes(self, window: WindowDesc) -> str | None:
         """The rule that excludes this window, or None."""
-        if window.pid is not None and window.pid == self.own_pid:
+        if is_own(window, self.own_pid):
             return SELF
         app = window.app.lower()
         app_words = set(app.replace(".", " ").replace("-", " ").split()) | {app}
@@ -67,12 +74,17 @@ class ExclusionRules:
     def excluded(self, windows: Sequence[WindowDesc]) -> list[WindowDesc]:
         return [w for w in windows if self.excludes(w) is not None]
 
+    def placement(self, windows: Sequence[WindowDesc]) -> frozenset[tuple[int, str, Box]]:
+        """Which windows are excluded (the app's own among them), and where: two window lists
+        with another placement mean an excluded window appeared, vanished or moved between them."""
+        return frozenset((w.wid, w.app, w.box) for w in windows if self.excludes(w) is not None)
+
 
 class WithOwnWindows:
     """A window source that also lists the app's own windows, as the ui reports them.
 
     They come last (on top), owned by this process, so the exclusion rules black
-    them out like any excluded window. The app's window that has the focus is
+    them out like any excluded window. The app's window (`is_own`) that has the focus is
     masked, not reported active: the owner working in the review window does not
     stop the capture of the other windows. When something of the app's is on screen
     at a place nobody can tell (a notification, drawn by the desktop; on Wayland a menu
@@ -86,7 +98,7 @@ class WithOwnWindows:
         self._pid = os.getpid() if pid is None else pid
 
     def windows(self) -> list[WindowDesc]:
-        listed = [replace(w, active=False) if w.pid == self._pid else w for w in self._inner.windows()]
+        listed = [replace(w, active=False) if is_own(w, self._pid) else w for w in self._inner.windows()]
         mine = self._own.screen()
         named = any(w.pid == self._pid for w in listed)  # the window source knows ours by process
         unplaced = not mine.placed and (mine.popups or (mine.windows and not named))
@@ -104,12 +116,6 @@ class WithOwnWindows:
 def covered(windows: Sequence[WindowDesc]) -> bool:
     """The app's own cover is up (see `WithOwnWindows`): the loop grabs nothing at all."""
     return any(w.active and w.app == OWN_APP and w.box == _EVERYWHERE for w in windows)
-
-
-def own_boxes(windows: Sequence[WindowDesc], pid: int | None = None) -> tuple[Box, ...]:
-    """Where the app's own windows are: the capture loop re-grabs when they moved mid-grab."""
-    me = os.getpid() if pid is None else pid
-    return tuple(w.box for w in windows if w.pid == me)
 
 
 class PauseState:

@@ -38,7 +38,7 @@ from persona_desktop.capture.screen_desktop import (
     detect,
     support_for,
 )
-from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
+from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent, own_cover
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
 from persona_desktop.capture.screen_ports import (
     MAX_IMAGE_PIXELS,
@@ -291,21 +291,33 @@ class OnceOutcome:
     def fragments(self) -> int:
         return self.status.fragments
 
+    @property
+    def covered(self) -> bool:
+        """Nothing read because something of the app's own was in front: worth asking again."""
+        return own_cover(self.results)
+
     def summary(self) -> str:
         excluded = sum(r.status == "excluded" for r in self.results)
         parts = [f"{self.fragments} new line(s) stored"]
-        if excluded:
+        if self.covered:
+            parts.append("a window or notification of Persona Desktop's own was in front: nothing read")
+        elif excluded:
             parts.append("the active window is excluded: nothing read")
+        parts += [f"nothing read: {r.reason}" for r in self.results if r.status in ("skipped", "unsettled")]
         if not self.windows_known:
             parts.append("no window list on this desktop: exclusions could not be checked")
         return f"screen captured ({self.grabber}): " + "; ".join(parts)
 
 
-def capture_once(runtime: Runtime, on_event: Callable[[ScreenEvent], None] | None = None) -> OnceOutcome:
+def capture_once(
+    runtime: Runtime,
+    on_event: Callable[[ScreenEvent], None] | None = None,
+    own_windows: OwnWindows | None = None,
+) -> OnceOutcome:
     """Grab, read and store the screen once now, with this desktop's grabber and exclusions
-    (the CLI's `capture screen` and the tray's "Capture this screen now"). Raises
-    CaptureUnavailableError (CapturePermissionError when the desktop refused)."""
-    desktop = DesktopCapture(screen_support(runtime.settings))
+    (the CLI's `capture screen` and the tray's "Capture this screen now"; the tray passes its
+    `own_windows`). Raises CaptureUnavailableError (CapturePermissionError when the desktop refused)."""
+    desktop = DesktopCapture(screen_support(runtime.settings), own_windows=own_windows)
     loop = build_screen_loop(runtime, on_event, desktop)
     try:
         grabber = desktop.grabber()

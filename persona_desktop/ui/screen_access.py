@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QDialogButtonBox,
@@ -43,7 +43,16 @@ log = logging.getLogger(__name__)
 CONFIRMED = "capture.screen_confirmed"
 
 
+ONCE_RETRY_MS = 1000  # "Capture this screen now" while something of the app's own is in front
+ONCE_TRIES = 20  # longer than one of its notifications stays (own_windows.NOTIFICATION_SECONDS)
+
+
 class Summary(Protocol):
+    @property
+    def covered(self) -> bool:
+        """Nothing was read: a window or notification of the app's own was in front."""
+        ...
+
     def summary(self) -> str: ...
 
 
@@ -52,7 +61,7 @@ class ScreenHooks:
     support: Callable[[], ScreenSupport]
     probe: Callable[[], str]  # one screenshot, not stored; raises CapturePermissionError on refusal
     capture_once: Callable[[], Summary]  # one screenshot read and stored now
-    capture_now: Callable[[], bool]  # ask the running loop to capture now; False when none runs
+    capture_now: Callable[[], bool]  # (GUI thread) ask the running loop to capture now; False when none runs
     forget_refusal: Callable[[], list[str]]  # app ids whose stored answer was forgotten
     install_shortcut: Callable[[], str] | None = None  # GNOME: add the keyboard shortcut; its keys
 
@@ -75,6 +84,9 @@ class ScreenAccess(QObject):
         self._after_enable: Callable[[], None] | None = None
         self.capture_now_action = QAction("Capture this screen now", self)
         self.capture_now_action.triggered.connect(self.capture_now)
+        self._once_again = QTimer(self, singleShot=True, interval=ONCE_RETRY_MS)
+        self._once_again.timeout.connect(self._capture_once)
+        self._once_tries = 0
 
     # --- what works -------------------------------------------------------------------
 
@@ -191,9 +203,19 @@ class ScreenAccess(QObject):
             return
         if self.hooks.capture_now():
             return  # the running loop takes it; it reports like any capture
+        if self._once_again.isActive():
+            return  # already waiting for the app's own notification to go
+        self._once_tries = 0
+        self._capture_once()
+
+    def _capture_once(self) -> None:
         self.ops.run(self.hooks.capture_once, self._on_captured, self._on_capture_failed)
 
     def _on_captured(self, outcome: Summary) -> None:
+        if outcome.covered and self._once_tries < ONCE_TRIES:
+            self._once_tries += 1  # read the screen once the app's own notification has gone
+            self._once_again.start()
+            return
         self.notified.emit("Screen capture", outcome.summary())
 
     def _on_capture_failed(self, exc: PersonaError) -> None:
@@ -216,6 +238,7 @@ class ScreenAccess(QObject):
         self.changed.emit()
 
     def shutdown(self) -> None:
+        self._once_again.stop()
         self.ops.shutdown()
         if self.window is not None:
             self.window.done = True

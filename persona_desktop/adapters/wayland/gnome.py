@@ -3,8 +3,10 @@
 GNOME Shell offers apps no window list; this extension (extensions.gnome.org, "Window
 Calls") exports one on D-Bus: `List()` returns JSON with each window's class, workspace
 flag, focus and (in older versions) title and frame geometry; newer versions moved title
-and geometry to `GetTitle(id)` and `Details(id)`, which are asked when missing. Not run
-here (no GNOME Shell on this machine); the parsing is tested on replies of that shape.
+and geometry to `GetTitle(id)` and `Details(id)`, which are asked when missing. Frames are
+in the stage's coordinates; the stage's layout (and so the screenshot's scale) comes from
+Mutter (`mutter.py`). Not run here (no GNOME Shell on this machine); the parsing is tested
+on replies of that shape.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from jeepney import DBusAddress
 
 from persona_desktop.adapters.wayland.dbus import DBusCallError, DBusReplyError, SessionBus, expect_str
+from persona_desktop.adapters.wayland.mutter import current_layout
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
 from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
@@ -38,7 +41,9 @@ class GnomeWindowCalls:
         return parse_list(self._json("List"), self._details)
 
     def layout(self) -> Box | None:
-        return None  # GNOME's screenshot is the whole stage at 0,0, as are window frames
+        """The stage in the coordinates of window frames (logical pixels on a scaled screen),
+        from Mutter; None when Mutter does not say (exclusions are then refused)."""
+        return current_layout(self._bus)
 
     def close(self) -> None:
         self._bus.close()

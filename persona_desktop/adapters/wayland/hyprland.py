@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid, bounds
 from persona_desktop.errors import CaptureUnavailableError
 
 TIMEOUT_S = 2.0
@@ -95,13 +95,9 @@ def _monitor_box(m: Mapping[str, object]) -> Box | None:
 def monitors_layout(monitors: object) -> Box | None:
     if not isinstance(monitors, list):
         raise WindowListError("hyprctl monitors: not a list")
-    boxes = [
+    return bounds(
         b for m in monitors if isinstance(m, Mapping) and not m.get("disabled") and (b := _monitor_box(m))
-    ]
-    if not boxes:
-        return None
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes),
-            max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
+    )
 
 
 def _shown_workspaces(monitors: list[object]) -> set[int]:

@@ -1,8 +1,10 @@
 """Screenshots through the desktop portal (`org.freedesktop.portal.Screenshot`, non-interactive).
 
-One request: subscribe to the Request's `Response` signal, call `Screenshot("", {handle_token,
-interactive: false})`, wait for the answer with a deadline (xdg-desktop-portal 1.16 may never
-answer when its own dialog fails), then load the returned file and delete it. Answer codes:
+One request: subscribe to the Request's `Response` signal from the portal's own unique bus
+name (any program on the session bus can send a signal with that path, naming any file as
+the picture), call `Screenshot("", {handle_token, interactive: false})`, wait for the answer
+with a deadline (xdg-desktop-portal 1.16 may never answer when its own dialog fails), then
+load the returned file and delete it. Answer codes:
 0 done, 1 cancelled, 2 refused or failed (the desktop does not say which). Before the first
 call the app registers its id with the portal (`org.freedesktop.host.portal.Registry`,
 xdg-desktop-portal 1.19 and newer) so the permission the owner gives is Persona Desktop's
@@ -11,6 +13,7 @@ own and not the entry that every unregistered app shares.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -82,9 +85,8 @@ class PortalShooter:
         except (DBusCallError, DBusReplyError) as exc:
             self._bus.close()
             raise PortalMissingError(f"the desktop portal offers no screenshots here ({exc})") from None
-        self._rule = MatchRule(type="signal", interface=REQUEST, member="Response",
-                               path_namespace=f"{PORTAL_PATH}/request")  # fmt: skip
-        self._bus.call(message_bus, "AddMatch", "s", (self._rule.serialise(),))
+        self._owner = ""
+        self._rule: MatchRule | None = None
 
     def _register(self, app_id: str) -> bool:
         """Best effort: portals before 1.19 have no Registry; the shared "" entry is used then."""
@@ -106,7 +108,8 @@ class PortalShooter:
         options = {"handle_token": ("s", token), "interactive": ("b", False)}
         requested_at = time.time()
         deadline = time.monotonic() + timeout
-        with self._conn.filter(self._rule, bufsize=16) as answers:
+        rule = self._answers_from(self._portal_owner())
+        with self._conn.filter(rule, bufsize=16) as answers:
             try:
                 (handle,) = self._bus.call(self._portal, "Screenshot", "sa{sv}", ("", options), timeout)
             except DBusCallError as exc:
@@ -129,6 +132,31 @@ class PortalShooter:
         except ShotFileError as exc:  # it would happen again next time: say so once, stop
             raise CaptureUnavailableError(f"the portal's screenshot was not used: {exc}") from None
 
+    def _portal_owner(self) -> str:
+        """The portal's unique bus name now (it changes when the portal restarts)."""
+        try:
+            (owner,) = self._bus.call(message_bus, "GetNameOwner", "s", (PORTAL,))
+        except DBusCallError:  # not running (it starts on demand): start it, then ask again
+            try:
+                self._bus.call(message_bus, "StartServiceByName", "su", (PORTAL, 0))
+                (owner,) = self._bus.call(message_bus, "GetNameOwner", "s", (PORTAL,))
+            except DBusCallError as exc:
+                raise PortalMissingError(f"the desktop portal is not running ({exc})") from None
+        return expect_str(owner, "the portal's bus name", 255)
+
+    def _answers_from(self, owner: str) -> MatchRule:
+        """Response signals sent by `owner` only, on the bus and here: any program on the
+        session bus can send a signal with a request's path, naming any file as the picture."""
+        if owner != self._owner or self._rule is None:
+            rule = MatchRule(type="signal", sender=owner, interface=REQUEST, member="Response",
+                             path_namespace=f"{PORTAL_PATH}/request")  # fmt: skip
+            self._bus.call(message_bus, "AddMatch", "s", (rule.serialise(),))
+            if self._rule is not None:
+                with contextlib.suppress(DBusCallError):
+                    self._bus.call(message_bus, "RemoveMatch", "s", (self._rule.serialise(),))
+            self._owner, self._rule = owner, rule
+        return self._rule
+
     def _wait(self, answers: object, handle: str, deadline: float, timeout: float) -> tuple[int, object]:
         while True:
             left = deadline - time.monotonic()
@@ -141,6 +169,9 @@ class PortalShooter:
                 raise PortalTimeoutError(self._late(timeout)) from None
             except OSError as exc:
                 raise CaptureUnavailableError(f"the D-Bus connection broke: {exc}") from None
+            if msg.header.fields.get(HeaderFields.sender) != self._owner:
+                log.warning("ignored a screenshot answer that did not come from the desktop portal")
+                continue  # sent to us directly (no match rule applies to that): forged
             if msg.header.fields.get(HeaderFields.path) != handle:
                 continue  # another request's late answer
             code, results = expect_tuple(tuple(msg.body), 2, "Response")

@@ -3,9 +3,10 @@
 The portal answers with a URI. GNOME writes ~/Pictures/Screenshot*.png, KDE
 ~/Pictures/Screenshot_*.png, xdg-desktop-portal-wlr a fixed /tmp/out.png, which anyone
 on the machine could have put a symlink or an old picture at. So the file is opened
-without following links, must be a regular file of ours, written since the request, and
-of a sane size; only then is it read and unlinked (the link itself, by name, once we
-know the name still leads to the file we read). A file that fails a check is left alone.
+without following links, must be a regular file of ours with no other name (no hard
+link), written since the request, and of a sane size; only then is it read and unlinked
+(the link itself, by name, once we know the name still leads to the file we read). A file
+that fails a check is left alone; one that cannot be deleted is an error (ShotFileError).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def _check(path: Path, st: os.stat_result, requested_at: float) -> None:
         raise ShotFileError(f"the screenshot {path} is not a regular file; left alone")
     if st.st_uid != os.geteuid():
         raise ShotFileError(f"the screenshot {path} belongs to another user; left alone")
+    if st.st_nlink != 1:  # a fresh screenshot has one name; a hard link is someone's file
+        raise ShotFileError(f"the screenshot {path} has other names too; left alone")
     if st.st_size > MAX_FILE_BYTES:
         raise ShotFileError(f"the screenshot {path} is too large ({st.st_size} bytes); left alone")
     if st.st_mtime < requested_at - CLOCK_SLACK_S:
@@ -87,10 +90,12 @@ def _unlink_same(path: Path, st: os.stat_result) -> None:
     """Delete `path` if it still is the file we read (not a file swapped in meanwhile)."""
     try:
         now = os.lstat(path)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            path.unlink(missing_ok=True)
     except FileNotFoundError:
         return
-    if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
-        path.unlink(missing_ok=True)
+    except OSError as exc:  # EPERM, EROFS, ...: it would stay behind, and the next one too
+        raise ShotFileError(f"the screenshot {path} could not be deleted: {exc.strerror}") from None
 
 
 def decode_rgb(data: bytes, what: str) -> Pixels:

@@ -13,7 +13,7 @@ import socket
 import struct
 from collections.abc import Iterator, Mapping
 
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
+from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid, bounds
 from persona_desktop.errors import CaptureUnavailableError, PersonaError
 
 MAGIC = b"i3-ipc"
@@ -54,13 +54,9 @@ class SwayWindows:
         outputs = self._request(GET_OUTPUTS)
         if not isinstance(outputs, list):
             raise WindowListError("sway's outputs are not a list")
-        boxes = [
+        return bounds(
             b for o in outputs if isinstance(o, dict) and o.get("active") and (b := rect_box(o.get("rect")))
-        ]
-        if not boxes:
-            return None
-        return (min(b[0] for b in boxes), min(b[1] for b in boxes),
-                max(b[2] for b in boxes), max(b[3] for b in boxes))  # fmt: skip
+        )
 
     def close(self) -> None:
         return None
