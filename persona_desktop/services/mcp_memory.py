@@ -4,6 +4,10 @@ Plain functions returning JSON-ready dicts; the SDK wiring is `persona_desktop/m
 Scopes: `facts` (applied facts and their provenance, without the captured text), and
 `chat`, `screen`, `speech` (captured fragments of that kind: search hits and the text of
 a fact's evidence). Anything outside the scopes is refused, never silently filtered.
+
+`propose_fact` answers the same whatever becomes of the proposal (`RECEIVED`): whether it
+matched something waiting, was known already or was refused before is the owner's to see,
+in the review and the journal, never the caller's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ from persona_desktop.services.sleep_cycle import SleepConfig
 
 SCOPES = ("facts", "chat", "screen", "speech")
 MAX_RESULTS = 100
+RECEIVED: dict[str, str] = {
+    "status": "received",
+    "message": (
+        "Received for the owner's review. Nothing proposed over MCP is remembered unless the "
+        "owner approves it, and what becomes of a proposal is shown to the owner only."
+    ),
+}
 
 
 class ScopeError(PersonaError):
@@ -139,7 +150,7 @@ def propose_fact(
     if not policy.allow_proposals:
         raise ScopeError("proposals are switched off: the owner can set mcp.allow_proposals true")
     subj = Subject(subject) if subject in Subject._value2member_map_ else Subject.UNKNOWN
-    result = propose_untrusted_fact(
+    propose_untrusted_fact(  # its outcome is journaled for the owner, never told to the caller
         uow,
         statement=statement,
         source_text=source_text,
@@ -148,12 +159,7 @@ def propose_fact(
         subject=subj,
         config=policy.selection,
     )
-    return {
-        "candidate_id": result.candidate_id,
-        "status": result.status,
-        "evidence_ref": result.ref,
-        "message": result.message + " Nothing proposed over MCP ever applies by itself.",
-    }
+    return dict(RECEIVED)
 
 
 def tool_names() -> Sequence[str]:
