@@ -10,6 +10,7 @@ learns nothing through errors or refs either.
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,69 @@ def test_propose_fact_answers_the_same_whatever_memory_holds(
     assert {
         e["data"]["client"] for e in journal if e["action"] == "candidate.proposed" and e["actor"] == "mcp"
     } == {"test-client"}
+
+
+def test_a_client_without_a_scope_learns_nothing_about_sources_or_contacts(
+    ready: Cli, ollama_server: OllamaServer, runtime: Runtime, data_dir: Path, tmp_path: Path
+) -> None:
+    """Facts only: no refs, no contact names, no trace of facts no longer in memory; chat only: no facts."""
+    ready("config", "set", "mcp.enabled", "true")
+    ollama_server.default = HostileModel(
+        lambda lines: [claim(LISBON, [r]) for r, t in lines if "Lisbon" in t]
+    )
+    chat = [
+        chat_line(
+            "1",
+            "Where do you live now?",
+            role="other",
+            sender="Alice Liddell",
+            chat="alice-liddell",
+            chat_type="personal",
+        ),
+        chat_line("2", "I live in Lisbon, by the way.", chat="alice-liddell", chat_type="personal"),
+    ]
+    _ingest(ready, tmp_path, "alice", chat)
+    _run(ready)
+    [lisbon] = [f["id"] for f in strict_json(ready("facts", "--json").out)]
+    [ref] = add_source(runtime, "chat:saved", Kind.CHAT, ["I live in Bergen"])
+    old = approved_fact(runtime, "The owner lives in Bergen", [ref])
+    review.revert_fact(runtime.uow, old, datetime.now(UTC))
+    missing = old + 1000
+
+    def leaks(answer: Any) -> list[str]:
+        text = json.dumps(answer).casefold()
+        return [w for w in ("alice", "liddell", "chat:", "bergen") if w in text]
+
+    async def probe(s: ClientSession) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        seen["why"] = await call(s, "why", fact_id=lisbon)
+        seen["list"] = await call(s, "list_facts")
+        seen["search"] = await call(s, "search_memory", query="Lisbon")
+        seen["reverted"] = await call(s, "why", fact_id=old)
+        seen["missing"] = await call(s, "why", fact_id=missing)
+        ready("config", "set", "mcp.read_scopes", "chat")  # read again on every call
+        seen["chat_why"] = await call(s, "why", fact_id=lisbon)
+        seen["chat_why_missing"] = await call(s, "why", fact_id=missing)
+        seen["chat_fact_search"] = await call(s, "search_memory", query="Lisbon", kind="fact")
+        seen["chat_search"] = await call(s, "search_memory", query="Lisbon")
+        return seen
+
+    seen = with_mcp(data_dir, probe)
+    for name in ("why", "list", "search", "reverted", "missing"):
+        assert not leaks(seen[name][1]), (name, seen[name])
+    err, prov = seen["why"]
+    assert not err and prov["evidence"] and all("ref" not in e for e in prov["evidence"])
+    assert prov["candidate"] is not None and "reason" not in prov["candidate"]
+    # a fact no longer in memory and one that never was: the same answer
+    assert seen["reverted"][0] and seen["missing"][0]
+    assert _without_ids(seen["reverted"][1]) == _without_ids(seen["missing"][1])
+    # without `facts`: the same refusal whether the fact exists or not, and no facts in a search
+    assert seen["chat_why"][0] and seen["chat_why"] == seen["chat_why_missing"]
+    assert "mcp.read_scopes" in seen["chat_why"][1]
+    assert seen["chat_fact_search"][0]
+    err, found = seen["chat_search"]
+    assert not err and {h["kind"] for h in found["results"]} == {"chat"}
+
+
+def _without_ids(text: str) -> str:
+    return re.sub(r"\d+", "N", text)
