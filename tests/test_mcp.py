@@ -19,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from persona_desktop.bootstrap import Runtime, load_settings
 from persona_desktop.domain.model import Author, Kind, Trust
 from persona_desktop.services import review
+from persona_desktop.services.explain import why_waiting
 from persona_desktop.services.mcp_memory import RECEIVED
 from tests.conftest import REPO, Cli
 from tests.search_support import add_source, approved_fact
@@ -149,7 +150,7 @@ def test_propose_fact_only_ever_waits_and_cites_the_caller_as_untrusted(
     assert empty[0] and "needs a statement" in empty[1]
     [cand] = [c for c in cli("candidates", "--json").json() if c["origin"] == "mcp"]
     assert (cand["status"], cand["statement"]) == ("pending", "The owner loves opera")
-    assert "another assistant over MCP" in cand["reason"]
+    assert why_waiting(cand["reason"]) == ["Another assistant proposed it: only you decide"]
     assert not [f for f in cli("facts", "--json").json() if "opera" in f["statement"]]
     with runtime.uow.read() as uow:
         evidence = uow.candidates.evidence(cand["id"])

@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, Trust
 from persona_desktop.services import review
+from persona_desktop.services.explain import why_waiting
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer
 from tests.search_support import add_source, approved_fact
@@ -171,6 +172,7 @@ def test_propose_fact_answers_the_same_whatever_memory_holds(
     assert (known["status"], known["reason"]) == ("dropped", f"already known as fact {ada}")
     refused = outside["The owner loves opera"]
     assert refused["status"] == "dropped" and "rejected or reverted this before" in refused["reason"]
+    assert why_waiting(refused["reason"]) == ["Another assistant proposed it again: you said no before"]
     journal = strict_json(ready("journal", "--json").out)
     assert {
         e["data"]["client"] for e in journal if e["action"] == "candidate.proposed" and e["actor"] == "mcp"
