@@ -86,8 +86,9 @@ def build_server(rt: Runtime, data_dir: Path | None) -> Any:
     def propose_fact(
         statement: str, source_text: str = "", subject: str = "owner", ctx: Context | None = None
     ) -> dict[str, Any]:
-        """Suggest a fact about the owner. It only waits for the owner's review, citing your
-        `source_text` as an untrusted source; it is never remembered unless the owner approves."""
+        """Suggest a fact about the owner, for the owner's review, citing your `source_text` as an
+        untrusted source; it is never remembered unless the owner approves. The answer is always
+        the same: what becomes of a proposal is shown to the owner only."""
         p = policy()
         client = _client_name(ctx)
         now = rt.clock.now()

@@ -74,6 +74,7 @@ def _policy(**kw: object) -> PolicyInput:
         contradicts_fact_id=None,
         already_known_fact_id=None,
         refused_before=False,
+        from_outside=False,
     )
     base.update(kw)
     return PolicyInput(**base)  # type: ignore[arg-type]
@@ -104,6 +105,10 @@ def _policy(**kw: object) -> PolicyInput:
         ({"score": 0.1}, Verdict.DROP),
         ({"evidence": 0, "owner_trusted_evidence": 0}, Verdict.DROP),
         ({"already_known_fact_id": 2}, Verdict.DROP),
+        ({"from_outside": True}, Verdict.PENDING),  # another assistant over MCP: however strong
+        ({"from_outside": True, "evidence": 0, "owner_trusted_evidence": 0, "score": 0.0}, Verdict.PENDING),
+        ({"from_outside": True, "refused_before": True}, Verdict.DROP),
+        ({"from_outside": True, "already_known_fact_id": 2}, Verdict.DROP),
     ],
 )
 def test_policy_applies_only_proven_owner_facts(change: dict[str, object], verdict: Verdict) -> None:

@@ -9,6 +9,11 @@ from typing import Any
 
 from persona_desktop.domain.proposals import Proposal
 
+OUTSIDE = "mcp"
+"""Another assistant over MCP: the origin of its candidates and the prefix of its texts' refs
+(`mcp:<client>:<id>`). What comes from outside only ever waits for the owner: it is never
+evidence for anything else, never scored, never read by the model (`policy.decide`)."""
+
 
 class Kind(StrEnum):
     CHAT = "chat"
@@ -118,6 +123,11 @@ class Fragment:
     def is_owner_trusted(self) -> bool:
         return self.author is Author.OWNER and self.trust is Trust.TRUSTED
 
+    @property
+    def from_outside(self) -> bool:
+        """Text another assistant sent over MCP (no importer or capture makes such a ref)."""
+        return self.ref.startswith(f"{OUTSIDE}:")
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -139,6 +149,11 @@ class Candidate:
     created_at: datetime
     scored: bool
     refs_rejected: int = 0
+
+    @property
+    def from_outside(self) -> bool:
+        """Proposed by another assistant over MCP."""
+        return self.origin == OUTSIDE
 
 
 @dataclass(frozen=True, slots=True)

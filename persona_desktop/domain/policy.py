@@ -1,12 +1,13 @@
 """The deterministic policy: what may change memory without the owner's approval.
 
 One pure function decides for every path that proposes (the sleep cycle, the turn
-review, imported conversations): only a new fact about the owner that is grounded
-in the owner's own trusted words, over the threshold, cited correctly, contradicting
-nothing, never refused before, and within the auto-apply caps applies by itself.
-Changes to what is known (a fact update, a forget) and skills always wait for the
-owner. Everything else over the review floor waits, with the reason in words; the
-rest is dropped. The policy never calls out and never guesses.
+review, imported conversations, other assistants over MCP): only a new fact about the
+owner that is grounded in the owner's own trusted words, over the threshold, cited
+correctly, contradicting nothing, never refused before, and within the auto-apply caps
+applies by itself. Changes to what is known (a fact update, a forget) and skills always
+wait for the owner, as does anything another assistant proposed or supported over MCP,
+whatever its score. Everything else over the review floor waits, with the reason in
+words; the rest is dropped. The policy never calls out and never guesses.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class PolicyInput:
     contradicts_fact_id: int | None
     already_known_fact_id: int | None
     refused_before: bool
+    from_outside: bool  # proposed by, or citing text of, another assistant over MCP
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +74,19 @@ _OWNER_ONLY_REASON = {
     ProposalKind.SKILL_PATCH: "a skill always waits for your approval",
 }
 UNCITED = "the review cited none of your messages; waits for your approval"
+OUTSIDE = "proposed by another assistant over MCP: only you decide"
+OUTSIDE_REFUSED = "proposed by another assistant over MCP: you rejected or reverted this before"
 
 
 def decide(item: PolicyInput, limits: Limits, tally: Tally = Tally()) -> Decision:
     if item.already_known_fact_id is not None:
         return Decision(Verdict.DROP, f"already known as fact {item.already_known_fact_id}")
+    if item.from_outside:  # never scored, never grounded, never applied: the owner's call alone
+        if item.refused_before:
+            return Decision(Verdict.DROP, OUTSIDE_REFUSED)
+        if item.contradicts_fact_id is not None:
+            return Decision(Verdict.PENDING, f"{OUTSIDE}; contradicts fact {item.contradicts_fact_id}")
+        return Decision(Verdict.PENDING, OUTSIDE)
     if item.evidence == 0:
         return Decision(Verdict.DROP, "no evidence: every cited fragment was invalid or the assistant's")
     if item.kind in OWNER_ONLY_KINDS:

@@ -45,6 +45,8 @@ _WAITING_WORDS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"a skill always waits"), "A skill: always asks you"),
     (re.compile(r"a forget always waits"), "A forget: always asks you"),
     (re.compile(r"a change to a known fact always waits"), "A change to what is remembered: always asks you"),
+    (re.compile(r"over MCP: you rejected"), "Another assistant proposed it again: you said no before"),
+    (re.compile(r"by another assistant over MCP"), "Another assistant proposed it: only you decide"),
 ]
 _APPLIED_WORDS = {
     "proven owner fact over threshold": "Your own words, with a high enough score: added by itself.",
@@ -82,6 +84,7 @@ _ACTORS = {
     "sleep": "Sleep cycle",
     "capture": "Capture",
     "review": "Chat review",
+    "mcp": "Another assistant (MCP)",
 }
 _ACTIONS = {
     "candidate.approved": "approved",
@@ -110,6 +113,7 @@ _ACTIONS = {
     "llm.retry": "retried the model",
     "document.abandoned": "gave up on a document",
     "skill.retired": "retired a skill",
+    "proposal.not_stored": "sent more proposals than are kept (not stored)",
 }
 
 

@@ -2,8 +2,17 @@
 
 Plain functions returning JSON-ready dicts; the SDK wiring is `persona_desktop/mcp_server.py`.
 Scopes: `facts` (applied facts and their provenance, without the captured text), and
-`chat`, `screen`, `speech` (captured fragments of that kind: search hits and the text of
-a fact's evidence). Anything outside the scopes is refused, never silently filtered.
+`chat`, `screen`, `speech` (captured fragments of that kind: search hits, and the text,
+ref and source of a fact's evidence). Anything outside the scopes is refused, never
+silently filtered, and refused before anything is looked up: a client without a scope
+learns nothing from an error either. A ref or a decision's reason can name a contact
+(`chat:<contact>:<id>`, "'Mallory' appears only in Alice's message"): a client sees one
+only where it may read every piece of the fact's evidence. A fact that is no longer in
+memory answers as one that never was.
+
+`propose_fact` answers the same whatever becomes of the proposal (`RECEIVED`): whether it
+matched something waiting, was known already or was refused before is the owner's to see,
+in the review and the journal, never the caller's.
 """
 
 from __future__ import annotations
@@ -24,6 +33,13 @@ from persona_desktop.services.sleep_cycle import SleepConfig
 
 SCOPES = ("facts", "chat", "screen", "speech")
 MAX_RESULTS = 100
+RECEIVED: dict[str, str] = {
+    "status": "received",
+    "message": (
+        "Received for the owner's review. Nothing proposed over MCP is remembered unless the "
+        "owner approves it, and what becomes of a proposal is shown to the owner only."
+    ),
+}
 
 
 class ScopeError(PersonaError):
@@ -92,36 +108,44 @@ def list_facts(uow: UnitOfWorkFactory, policy: McpPolicy, query: str = "", limit
 def why(uow: UnitOfWorkFactory, policy: McpPolicy, fact_id: int) -> dict[str, Any]:
     """A fact's provenance; each piece of evidence with its text only where its kind is in scope."""
     policy.need_facts()
+    missing = NotFoundError(f"no fact with id {fact_id}")  # not in memory now, or never was: one answer
     if not 0 < int(fact_id) < 2**63:  # beyond SQLite's integers: no such fact, not an overflow
-        raise NotFoundError(f"no fact with id {fact_id}")
-    prov = review.why(uow, int(fact_id))
+        raise missing
+    try:
+        prov = review.why(uow, int(fact_id))
+    except NotFoundError:
+        raise missing from None
     if prov.fact.status is not FactStatus.APPLIED:
-        raise ScopeError(f"fact {fact_id} is {prov.fact.status.value}: it is not part of the memory now")
+        raise missing
     evidence = []
     for item in prov.evidence:
         f = item.fragment
         entry: dict[str, Any] = {
-            "ref": f.ref,
             "kind": f.kind.value,
             "author": f.author.value,
             "trust": f.trust.value,
             "captured_at": f.captured_at.isoformat(),
         }
         if f.kind.value in policy.scopes:
-            entry.update(text=f.text, source=item.source_label)
+            entry.update(ref=f.ref, text=f.text, source=item.source_label)
         else:
             entry["text_withheld"] = f"the owner has not allowed reading {f.kind.value} captures"
         evidence.append(entry)
     c = prov.candidate
+    candidate: dict[str, Any] | None = None
+    if c is not None:
+        candidate = {"id": c.id, "origin": c.origin, "score": c.score}
+        if all(e["kind"] in policy.scopes for e in evidence):  # a reason may quote refs and names
+            candidate["reason"] = c.reason
+        else:
+            candidate["reason_withheld"] = "it may name sources the owner has not allowed reading"
     return {
         "fact": {
             "id": prov.fact.id,
             "statement": prov.fact.statement,
             "since": prov.fact.valid_from.isoformat(),
         },
-        "candidate": None
-        if c is None
-        else {"id": c.id, "origin": c.origin, "score": c.score, "reason": c.reason},
+        "candidate": candidate,
         "evidence": evidence,
         "decisions": [{"at": d["at"], "actor": d["actor"], "action": d["action"]} for d in prov.decisions],
     }
@@ -139,7 +163,7 @@ def propose_fact(
     if not policy.allow_proposals:
         raise ScopeError("proposals are switched off: the owner can set mcp.allow_proposals true")
     subj = Subject(subject) if subject in Subject._value2member_map_ else Subject.UNKNOWN
-    result = propose_untrusted_fact(
+    propose_untrusted_fact(  # its outcome is journaled for the owner, never told to the caller
         uow,
         statement=statement,
         source_text=source_text,
@@ -148,12 +172,7 @@ def propose_fact(
         subject=subj,
         config=policy.selection,
     )
-    return {
-        "candidate_id": result.candidate_id,
-        "status": result.status,
-        "evidence_ref": result.ref,
-        "message": result.message + " Nothing proposed over MCP ever applies by itself.",
-    }
+    return dict(RECEIVED)
 
 
 def tool_names() -> Sequence[str]:

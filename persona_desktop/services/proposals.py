@@ -1,10 +1,13 @@
 """Landing a proposal: any proposal becomes a candidate with its evidence and journal entries.
 
-One path for the sleep cycle (phase 1: what the model proposed for a document) and
-the turn review (a tool call): the same statement proposed again adds evidence to
-the open candidate instead of a new one; the assistant's own lines are never
-evidence; cited refs outside the document or conversation are counted and block
-auto-apply. Deciding is `select.select_candidate`, never this module.
+One path for the sleep cycle (phase 1: what the model proposed for a document), the
+turn review (a tool call) and other assistants over MCP (`outside_proposals`): the same
+statement proposed again adds evidence to the open candidate instead of a new one; the
+assistant's own lines are never evidence; cited refs outside the document or
+conversation are counted and block auto-apply. What another assistant proposes over MCP
+and what the owner's own material yields never share a candidate: a client's text is
+evidence only for a client's proposal, and a client's proposal holds only such texts.
+Deciding is `select.select_candidate`, never this module.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from persona_desktop.domain.model import Author, Fragment, Subject
+from persona_desktop.domain.model import OUTSIDE, Author, Fragment, Subject
 from persona_desktop.domain.proposals import FactUpdate, NewFact, Proposal, candidate_key
 from persona_desktop.ports import UnitOfWork
 
@@ -24,7 +27,7 @@ class Proposed:
     subject: Subject
     category: str | None
     proposal: Proposal
-    origin: str  # "sleep" | "review"
+    origin: str  # "sleep" | "review" | "mcp" (domain.model.OUTSIDE)
     run_id: int | None
     cited: Sequence[Fragment]  # cited fragments found in the document or conversation
     rejected_refs: Sequence[str] = ()  # cited refs that were not in it
@@ -57,10 +60,12 @@ def merge(old: Proposal, new: Proposal) -> Proposal:
 
 
 def land(uow: UnitOfWork, item: Proposed, at: datetime) -> Landed:
-    evidence = [f for f in item.cited if f.author is not Author.ASSISTANT]
+    outside = item.origin == OUTSIDE
+    crossing = [f.ref for f in item.cited if f.from_outside != outside]  # never evidence across the line
+    evidence = [f for f in item.cited if f.author is not Author.ASSISTANT and f.from_outside == outside]
     not_evidence = [f.ref for f in item.cited if f.author is Author.ASSISTANT]
     key = candidate_key(item.statement, item.proposal)
-    existing = uow.candidates.open_by_key(key, item.subject)
+    existing = uow.candidates.open_by_key(key, item.subject, outside=outside)
     if existing is None:
         candidate_id = uow.candidates.add(
             statement=item.statement,
@@ -98,6 +103,7 @@ def land(uow: UnitOfWork, item: Proposed, at: datetime) -> Landed:
             "new_evidence": added,
             "rejected_refs": list(item.rejected_refs),
             "assistant_refs_not_evidence": not_evidence,
+            **({"refs_across_the_mcp_line": crossing} if crossing else {}),
             **item.journal,
         },
     )

@@ -18,6 +18,8 @@ from persona_desktop.domain.documents import plan_documents
 from persona_desktop.ports import UnitOfWork, UnitOfWorkFactory
 
 PAGE = 500
+NEVER_READ = 0
+"""The `run` that read a fragment the model must never read (a text sent over MCP): no run."""
 HISTORY_TOTAL = "sleep.history_total"
 HISTORY_LEFT = "sleep.history_left"
 

@@ -68,11 +68,12 @@ class ApplyCounter:
 
 
 def independent_evidence(fragments: Sequence[Fragment]) -> list[Fragment]:
-    """Distinct fragments, the assistant's excluded, the same words by the same author once."""
+    """Distinct fragments, the same words by the same author once; never the assistant's, nor
+    what another assistant sent over MCP (it counts for no score and grounds nothing)."""
     seen: set[tuple[Author, str]] = set()
     out: list[Fragment] = []
     for f in fragments:
-        if f.author is Author.ASSISTANT:
+        if f.author is Author.ASSISTANT or f.from_outside:
             continue
         key = (f.author, statement_key(f.text))
         if key in seen:
@@ -188,6 +189,7 @@ def select_candidate(
             contradicts_fact_id=contradiction,
             already_known_fact_id=known.id if known else None,
             refused_before=uow.candidates.was_refused(candidate.key),
+            from_outside=candidate.from_outside or any(f.from_outside for f in evidence),
         ),
         config.limits,
         counter.tally(batch),

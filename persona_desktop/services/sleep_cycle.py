@@ -42,7 +42,7 @@ from persona_desktop.ports import LLM, Clock, UnitOfWork, UnitOfWorkFactory
 from persona_desktop.services.collect import store_extraction
 from persona_desktop.services.llm_calls import Cancelled, call_with_retries
 from persona_desktop.services.prompts import extraction_messages, generalization_messages
-from persona_desktop.services.reading_plan import Backlog, backlog, plan_batch, record_backlog
+from persona_desktop.services.reading_plan import NEVER_READ, Backlog, backlog, plan_batch, record_backlog
 from persona_desktop.services.select import ApplyCounter, SelectConfig, select_candidate
 
 LEASE = "sleep"
@@ -248,10 +248,20 @@ class SleepCycle:
             uow.commit()
 
     def _snapshot(self) -> list[Document]:
-        """The documents of this run: unread fragments, newest first (reading_plan.py)."""
+        """The documents of this run: unread fragments, newest first (reading_plan.py).
+
+        Texts another assistant sent over MCP are never in a document: the model never
+        reads them. Stored unread before this rule, they are set aside (marked read) here.
+        """
         with self._uow.read() as uow:
             plans = plan_batch(uow, self._cfg.max_documents)
             loaded = {f.id: f for f in uow.fragments.by_ids([i for plan in plans for i in plan])}
+        outside = [i for i, f in loaded.items() if f.from_outside]
+        if outside:
+            with self._owned() as uow:
+                uow.fragments.mark_read(outside, NEVER_READ)
+                uow.commit()
+            loaded = {i: f for i, f in loaded.items() if not f.from_outside}
         order = lambda f: (f.captured_at, f.seq, f.id)  # noqa: E731
         return [
             Document(tuple(sorted((loaded[i] for i in plan if i in loaded), key=order)))

@@ -369,4 +369,9 @@ def provenance_html(prov: Provenance) -> str:
     return "".join(lines)
 
 
-_ORIGINS = {"sleep": "nightly sleep cycle", "review": "chat review", "owner": "owner"}
+_ORIGINS = {
+    "sleep": "nightly sleep cycle",
+    "review": "chat review",
+    "owner": "owner",
+    "mcp": "other assistant (MCP)",
+}

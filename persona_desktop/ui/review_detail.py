@@ -19,7 +19,12 @@ from persona_desktop.services.explain import local_time as local
 WEIGHTS_LINK = "weights"
 MUTED = "color:#5f6368"
 _SUBJECT = {"owner": "you", "other": "someone else", "unknown": "unclear who"}
-_ORIGIN = {"sleep": "the nightly sleep cycle", "review": "the chat review", "import": "an import"}
+_ORIGIN = {
+    "sleep": "the nightly sleep cycle",
+    "review": "the chat review",
+    "import": "an import",
+    "mcp": "another assistant (MCP)",
+}
 SHOWN_IN_LIST = 12
 
 
@@ -44,7 +49,9 @@ def score_html(c: Candidate, weights: Mapping[str, float], threshold: float, sho
     if c.score is None or not c.signals:
         return f"<p style='{MUTED}'>Not scored yet.</p>"
     verdict = (
-        "high enough to be added by itself, if it is also proven to be your own words"
+        "counted only from your own material; a proposal from another assistant is never added by itself"
+        if c.from_outside
+        else "high enough to be added by itself, if it is also proven to be your own words"
         if c.score >= threshold
         else f"below the {threshold:.2f} needed to be added by itself"
     )

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from persona_desktop.adapters.store.content import row_to_fragment
 from persona_desktop.adapters.store.tables import candidates, evidence, facts, fragments, observations
 from persona_desktop.domain.model import (
+    OUTSIDE,
     Candidate,
     CandidateStatus,
     Fact,
@@ -35,6 +36,8 @@ _OPEN_BY_KEY = (
     .order_by(candidates.c.id)
     .limit(1)
 )
+_OPEN_BY_KEY_OUTSIDE = _OPEN_BY_KEY.where(candidates.c.origin == OUTSIDE)
+_OPEN_BY_KEY_INSIDE = _OPEN_BY_KEY.where(candidates.c.origin != OUTSIDE)
 _UNSCORED = sa.select(candidates).where(candidates.c.scored.is_(False)).order_by(candidates.c.id)
 _MARK_UNSCORED = candidates.update().where(candidates.c.id == _b("cid")).values(scored=False)
 _REJECTED_REFS = (
@@ -143,8 +146,9 @@ class SqlCandidates:
         row = self._conn.execute(_GET, {"id": candidate_id}).first()
         return _candidate(row) if row else None
 
-    def open_by_key(self, key: str, subject: Subject) -> Candidate | None:
-        row = self._conn.execute(_OPEN_BY_KEY, {"key": key, "subject": subject.value}).first()
+    def open_by_key(self, key: str, subject: Subject, *, outside: bool) -> Candidate | None:
+        query = _OPEN_BY_KEY_OUTSIDE if outside else _OPEN_BY_KEY_INSIDE
+        row = self._conn.execute(query, {"key": key, "subject": subject.value}).first()
         return _candidate(row) if row else None
 
     def all(self, status: CandidateStatus | None = None) -> list[Candidate]:
@@ -252,6 +256,7 @@ class SqlCandidates:
         q = (
             sa.select(candidates.c.statement)
             .where(candidates.c.created_at >= since, candidates.c.status != CandidateStatus.DROPPED.value)
+            .where(candidates.c.origin != OUTSIDE)
             .order_by(candidates.c.id.desc())
             .limit(limit)
         )

@@ -88,7 +88,8 @@ fragments = sa.Table(
     sa.Column("session", sa.String, nullable=False),
     sa.Column("seq", sa.Integer, nullable=False, server_default="0"),
     sa.Column("inserted_at", UTCDateTime, nullable=False),
-    # The run that read it in phase 1 (0: read before this was recorded); NULL: unread.
+    # The run that read it in phase 1 (0: read before this was recorded, or never for the model:
+    # a text sent over MCP); NULL: unread.
     sa.Column("read_run_id", sa.Integer),
     sa.Index("ix_fragments_captured_at", "captured_at"),
     sa.Index("ix_fragments_source_seq", "source_id", "seq"),
