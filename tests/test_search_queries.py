@@ -27,8 +27,8 @@ SYNTAX += ["\x00", "\x00heat", "heat\x00pump", "\t", "\n-foo", "'", "\\", "\ue00
 SYNTAX += ["heat\u200bpump"]
 
 # Pieces a fuzzed query is made of: FTS5's operators and quotes, words, folding cases.
-_ALPHABET = '" * - ( ) : ^ + { } / , \\ NEAR AND OR NOT heat pump foo 2 ß İ ﬁ Ｐ \ue000 \u0301'.split(" ")
-_ALPHABET += ["\x00", "'", " "]
+_ALPHABET = [*"\"*-():^+{}/,\\' \x00", "NEAR", "AND", "OR", "NOT", "heat", "pump", "foo", "2"]
+_ALPHABET += ["ß", "İ", "ﬁ", "Ｐ", "\ue000", "\u0301"]
 
 
 def _fuzzed(count: int, seed: int = 14) -> list[str]:
