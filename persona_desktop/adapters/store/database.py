@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.deleted_text import SECURE_DELETE
 from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.domain.text_clean import clean_text, clean_value, has_lone_surrogate
 from persona_desktop.errors import PersonaError, StoreCorruptError, StoreError
@@ -42,12 +43,14 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute(SECURE_DELETE)  # forgotten text is zeroed, not left in free space (deleted_text.py)
     cur.close()
 
 
 def _on_connect_read_only(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     dbapi_connection.execute("PRAGMA query_only=ON")
+    dbapi_connection.execute(SECURE_DELETE)
 
 
 def _on_begin(conn: sa.Connection) -> None:
