@@ -53,7 +53,7 @@ def _holds_a_word(query: str, text: str) -> bool:
 def test_the_search_service_takes_any_query_as_words(runtime: Runtime) -> None:
     """The service the search window (and MCP's search_memory) call: never raises."""
     add_source(runtime, "chat:s", Kind.CHAT, LINES)
-    for query in DASHED + SYNTAX + _fuzzed(40):
+    for query in DASHED + SYNTAX + _fuzzed(80):
         for kind in (None, "chat", "fact"):
             for result in search(runtime.uow, query, kind):
                 assert _holds_a_word(query, result.hit.text), (query, result.hit.text)

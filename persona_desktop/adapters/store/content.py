@@ -12,6 +12,7 @@ from persona_desktop.adapters.store.deleted_text import FRAGMENT_INDEXES, Delete
 from persona_desktop.adapters.store.tables import evidence, fragments, sources
 from persona_desktop.domain.message_versions import VERSION_MARK
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.domain.search_fold import index_text
 
 _CHUNK = 500
 
@@ -122,6 +123,7 @@ class SqlFragments:
                     "author": f.author.value,
                     "trust": f.trust.value,
                     "text": f.text,
+                    "search_text": index_text(f.text),
                     "captured_at": f.captured_at,
                     "locator": f.locator,
                     "session": f.session,

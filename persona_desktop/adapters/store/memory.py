@@ -22,6 +22,7 @@ from persona_desktop.domain.model import (
     Subject,
 )
 from persona_desktop.domain.proposals import Proposal, from_payload, to_payload
+from persona_desktop.domain.search_fold import index_text
 
 _OPEN = (CandidateStatus.PENDING.value,)
 _b = sa.bindparam
@@ -296,6 +297,7 @@ class SqlFacts:
             _ADD_FACT,
             {
                 "statement": statement,
+                "search_statement": index_text(statement),
                 "subject": subject.value,
                 "key": key,
                 "category": category,
