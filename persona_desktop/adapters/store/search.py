@@ -157,12 +157,12 @@ class SqlSearch:
         cost of a few lines. The marks found in the folded text are put on the words of
         the text as it was captured (`_marked_original`).
         """
+        if not texts:
+            return {}
         self._conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.hit_marks USING fts5(text, tokenize='{TOKENIZE}')"
         )
         self._conn.exec_driver_sql("DELETE FROM temp.hit_marks")
-        if not texts:
-            return {}
         self._conn.execute(
             sa.text("INSERT INTO temp.hit_marks(rowid, text) VALUES (:id, :text)"),
             [{"id": fid, "text": fold(text)} for fid, text in texts.items()],
