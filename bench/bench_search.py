@@ -159,6 +159,7 @@ def bench_search(n: int, keep: Path | None = None) -> None:
                 times.append((time.perf_counter() - t0) * 1000)
                 cpu.append((time.process_time() - c0) * 1000)
                 hits.append(len(found))
+            forgets = forget_sources(rt, 3)
         finally:
             rt.close()
     times.sort()
@@ -182,6 +183,26 @@ def bench_search(n: int, keep: Path | None = None) -> None:
         f"search: index {size / 1e6:.0f} MB for {n:,} fragments = {per_million / 1e6:.0f} MB per million "
         f"(database file {db_size / 1e6:.0f} MB in all)"
     )
+    print(
+        f"search: forget a source ({forgets[0][2]:,} lines) on {n:,} fragments, the index merged so no "
+        "deleted word stays on disk: "
+        + ", ".join(f"{t:.2f} s ({c:.2f} s CPU)" for t, c, _ in forgets)
+        + " (one after another)"
+    )
+
+
+def forget_sources(rt: Runtime, count: int) -> list[tuple[float, float, int]]:
+    """Forget the `count` oldest sources one by one, as the owner would: wall and CPU seconds, lines."""
+    from persona_desktop.services.review import forget_source
+
+    with rt.uow.read() as uow:
+        ids = [(sid, n) for sid, _, n in uow.sources.all()][:count]
+    out = []
+    for sid, lines in ids:
+        t0, c0 = time.perf_counter(), time.process_time()
+        forget_source(rt.uow, sid, datetime.now(UTC))
+        out.append((time.perf_counter() - t0, time.process_time() - c0, lines))
+    return out
 
 
 def bench_recall(budget: int = 1500) -> None:

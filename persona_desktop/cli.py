@@ -1030,8 +1030,30 @@ def cmd_config(args: argparse.Namespace) -> int:
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, like every other error of the CLI."""
 
+    # The dest of a positional that is the owner's own text (search's query), if any: see
+    # parse_known_args.
+    free_text = ""
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """argparse takes free text that starts with a dash (`search -foo`) for an unknown
+        option: then say how to pass it, rather than "the query is required"."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not self.free_text:
+            return parsed, extras
+        dashed = [e for e in extras if e.startswith("-")]
+        if dashed:
+            self.error(
+                f"unrecognized arguments: {' '.join(extras)}; to search for text that starts with a "
+                f"dash, put -- before it: {self.prog} -- {shlex.quote(dashed[0])}"
+            )
+        if getattr(parsed, self.free_text, None) is None:
+            self.error(f"the following arguments are required: {self.free_text.upper()}")
+        return parsed, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1092,8 +1114,18 @@ def build_parser() -> argparse.ArgumentParser:
     frags.add_argument("--json", action="store_true")
     frags.set_defaults(handler=cmd_fragments)
 
-    find = sub.add_parser("search", help="search everything captured and every fact by words")
-    find.add_argument("query")
+    find = sub.add_parser(
+        "search",
+        help="search everything captured and every fact by words",
+        usage="%(prog)s [-h] [--kind KIND] [--since DATE] [--limit N] [--json] [--] QUERY",
+    )
+    find.add_argument(  # optional to argparse only: `_Parser.parse_known_args` requires it
+        "query",
+        nargs="?",
+        metavar="QUERY",
+        help="the words to look for; text that starts with a dash goes after --",
+    )
+    find.free_text = "query"
     find.add_argument("--kind", choices=["chat", "screen", "speech", "fact"])
     find.add_argument("--since", metavar="DATE", help="YYYY-MM-DD (local) or an ISO 8601 time")
     find.add_argument("--limit", type=int, default=50)

@@ -2,23 +2,27 @@
 
 A search string is hostile input like any other: FTS5 operators (`NEAR(`, `AND`, `-`,
 `^`, `*` inside a word, column filters `text:`) and stray quotes must neither raise nor
-change what is searched. So the text is cut into the same word tokens the index holds
-(letters and digits; everything else separates), and only three things of what was typed
-are kept as meaning: a `"quoted phrase"`, a trailing `*` for a prefix, and words. The
-store turns these terms into its own syntax, quoting every token.
+change what is searched. Only three things of what was typed are kept as meaning: a
+`"quoted phrase"`, a trailing `*` for a prefix, and words. Each term is folded like the
+indexed text (`search_fold.fold`) and handed to the index's own tokenizer inside
+quotes (the store quotes it), so the query's words are cut exactly as the indexed
+text's were; `tokens` are the same words as Python sees them, for what is decided here.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 
-# The index's tokenizer (unicode61) keeps letters, digits and marks; `_` separates.
+from persona_desktop.domain.search_fold import fold
+
+# Letters and digits, as the index's tokenizer (unicode61) mostly sees them; `_` separates.
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _PIECE = re.compile(r'"([^"]*)"?|(\S+)')
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\s]+")  # a NUL would end FTS5's reading of the query
 MAX_TERMS = 24
 MAX_TOKEN_CHARS = 64
+MAX_TERM_CHARS = 256
 MIN_PREFIX = 3
 
 # Words that carry no meaning in a question; dropped from recall queries only (a search
@@ -37,8 +41,13 @@ STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """One or more tokens that must occur next to each other; `prefix`: the last may go on."""
+    """Words that must occur next to each other; `prefix`: the last may go on.
 
+    `text` is what the index's tokenizer reads (the folded words as typed); `tokens` are
+    those words cut by Python (whether anything is left, a prefix's length, stopwords).
+    """
+
+    text: str
     tokens: tuple[str, ...]
     prefix: bool = False
 
@@ -56,8 +65,16 @@ class SearchQuery:
 
 
 def tokens(text: str) -> list[str]:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return [t[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(folded)]
+    return [t[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(fold(text))]
+
+
+def _term(piece: str, prefix: bool = False) -> Term | None:
+    text = _CONTROL.sub(" ", fold(piece)).strip()[:MAX_TERM_CHARS]
+    found = tokens(text)
+    if not found:
+        return None
+    # a prefix of one or two letters matches half the index and finds nothing useful
+    return Term(text.rstrip('*"'), tuple(found), prefix=prefix and len(found[-1]) >= MIN_PREFIX)
 
 
 def parse_query(text: str) -> SearchQuery:
@@ -65,16 +82,13 @@ def parse_query(text: str) -> SearchQuery:
     terms: list[Term] = []
     for match in _PIECE.finditer(text or ""):
         phrase, word = match.group(1), match.group(2)
+        term = None
         if phrase is not None:
-            found = tokens(phrase)
-            if found:
-                terms.append(Term(tuple(found)))
+            term = _term(phrase)
         elif word is not None:
-            found = tokens(word)
-            if found:
-                star = word.rstrip('"').endswith("*")
-                # a prefix of one or two letters matches half the index and finds nothing useful
-                terms.append(Term(tuple(found), prefix=star and len(found[-1]) >= MIN_PREFIX))
+            term = _term(word, prefix=word.rstrip('"').endswith("*"))
+        if term is not None:
+            terms.append(term)
         if len(terms) >= MAX_TERMS:
             break
     return SearchQuery(tuple(dict.fromkeys(terms)))
@@ -88,4 +102,4 @@ def recall_query(text: str) -> SearchQuery:
             seen.setdefault(token, None)
         if len(seen) >= MAX_TERMS:
             break
-    return SearchQuery(tuple(Term((t,)) for t in seen))
+    return SearchQuery(tuple(Term(t, (t,)) for t in seen))

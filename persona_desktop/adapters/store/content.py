@@ -8,9 +8,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.deleted_text import FRAGMENT_INDEXES, DeletedText
 from persona_desktop.adapters.store.tables import evidence, fragments, sources
 from persona_desktop.domain.message_versions import VERSION_MARK
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.domain.search_fold import index_text
 
 _CHUNK = 500
 
@@ -92,9 +94,10 @@ class SqlSources:
 
 
 class SqlFragments:
-    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+    def __init__(self, conn: sa.Connection, now: datetime, deleted: DeletedText) -> None:
         self._conn = conn
         self._now = now
+        self._deleted = deleted  # what this unit of work deleted, merged out at its commit
 
     def add_many(self, source_id: int, items: Sequence[NewFragment]) -> int:
         if not items:
@@ -120,6 +123,7 @@ class SqlFragments:
                     "author": f.author.value,
                     "trust": f.trust.value,
                     "text": f.text,
+                    "search_text": index_text(f.text),
                     "captured_at": f.captured_at,
                     "locator": f.locator,
                     "session": f.session,
@@ -265,6 +269,8 @@ class SqlFragments:
         self._conn.execute(evidence.delete().where(evidence.c.fragment_id.in_(ids)))
         deleted = self._conn.execute(fragments.delete().where(fragments.c.source_id == source_id)).rowcount
         self._conn.execute(sources.delete().where(sources.c.id == source_id))
+        if deleted:
+            self._deleted.note(FRAGMENT_INDEXES)
         return int(deleted)
 
     def purge_before(self, kind: Kind, before: datetime) -> tuple[int, int]:
@@ -293,4 +299,6 @@ class SqlFragments:
         deleted = self._conn.execute(fragments.delete().where(fragments.c.id.in_(doomed))).rowcount
         has_fragments = sa.exists().where(fragments.c.source_id == sources.c.id)
         self._conn.execute(sources.delete().where(sources.c.kind == kind.value, ~has_fragments))
+        if deleted:
+            self._deleted.note(FRAGMENT_INDEXES)
         return int(deleted), int(kept)

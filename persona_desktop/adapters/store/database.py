@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.deleted_text import SECURE_DELETE
 from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.domain.text_clean import clean_text, clean_value, has_lone_surrogate
 from persona_desktop.errors import PersonaError, StoreCorruptError, StoreError
@@ -29,7 +30,7 @@ DB_FILE = "persona.sqlite3"
 DAMAGED_MARK = "store-damaged"  # written when SQLite reports damage; the store then opens read-only
 # The newest migration. Checked against the migration scripts by a test, it lets a store
 # that is up to date open without importing Alembic at all (~17 MB less in the tray app).
-SCHEMA_HEAD = "0004"
+SCHEMA_HEAD = "0005"
 BUSY_TIMEOUT_S = 15.0
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
@@ -42,12 +43,14 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute(SECURE_DELETE)  # forgotten text is zeroed, not left in free space (deleted_text.py)
     cur.close()
 
 
 def _on_connect_read_only(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     dbapi_connection.execute("PRAGMA query_only=ON")
+    dbapi_connection.execute(SECURE_DELETE)
 
 
 def _on_begin(conn: sa.Connection) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import row_to_fragment
+from persona_desktop.adapters.store.deleted_text import FACT_INDEXES, DeletedText
 from persona_desktop.adapters.store.tables import candidates, evidence, facts, fragments, observations
 from persona_desktop.domain.model import (
     OUTSIDE,
@@ -21,6 +22,7 @@ from persona_desktop.domain.model import (
     Subject,
 )
 from persona_desktop.domain.proposals import Proposal, from_payload, to_payload
+from persona_desktop.domain.search_fold import index_text
 
 _OPEN = (CandidateStatus.PENDING.value,)
 _b = sa.bindparam
@@ -276,9 +278,10 @@ class SqlCandidates:
 
 
 class SqlFacts:
-    def __init__(self, conn: sa.Connection, now: datetime) -> None:
+    def __init__(self, conn: sa.Connection, now: datetime, deleted: DeletedText) -> None:
         self._conn = conn
         self._now = now
+        self._deleted = deleted  # what this unit of work deleted, merged out at its commit
 
     def add(
         self,
@@ -294,6 +297,7 @@ class SqlFacts:
             _ADD_FACT,
             {
                 "statement": statement,
+                "search_statement": index_text(statement),
                 "subject": subject.value,
                 "key": key,
                 "category": category,
@@ -331,7 +335,8 @@ class SqlFacts:
 
     def delete(self, fact_id: int) -> None:
         self._conn.execute(facts.update().where(facts.c.superseded_by == fact_id).values(superseded_by=None))
-        self._conn.execute(facts.delete().where(facts.c.id == fact_id))
+        if self._conn.execute(facts.delete().where(facts.c.id == fact_id)).rowcount:
+            self._deleted.note(FACT_INDEXES)
 
     def set_status(
         self,

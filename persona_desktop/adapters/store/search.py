@@ -1,10 +1,12 @@
-"""Full-text search over the FTS5 indexes of migration 0003, and the fact embeddings.
+"""Full-text search over the FTS5 indexes of migrations 0003 and 0005, and the fact embeddings.
 
 Fragment hits are the best BM25 matches among the newest RANK_WINDOW lines that match,
 which keeps a search of a million lines fast whatever the words; facts are few and
 ranked in full.
-Every token of a query goes into FTS5 inside double quotes, so nothing the owner (or
-another assistant over MCP) types is ever read as FTS5 syntax. Ranking first takes
+Every term of a query goes into FTS5 inside double quotes, so nothing the owner (or
+another assistant over MCP) types is ever read as FTS5 syntax. The indexes hold folded
+text (`domain/search_fold.py`, migration 0005) and queries are folded the same way; a
+hit's highlights are found in its folded text and put back on its words. Ranking first takes
 ids and BM25 scores only; the text, its highlights and the source are read for the
 few hits kept, never for every match.
 """
@@ -21,6 +23,7 @@ import sqlalchemy as sa
 
 from persona_desktop.adapters.store.tables import UTCDateTime, fact_embeddings, facts, utc_text
 from persona_desktop.domain.model import FactStatus, Kind
+from persona_desktop.domain.search_fold import fold, original_spans
 from persona_desktop.domain.search_query import SearchQuery, Term
 from persona_desktop.ports import MARK_END, MARK_START, SearchHit
 
@@ -35,7 +38,7 @@ def _quoted(token: str) -> str:
 
 
 def _term(term: Term) -> str:
-    text = _quoted(" ".join(term.tokens))
+    text = _quoted(term.text)
     return text + "*" if term.prefix else text
 
 
@@ -48,6 +51,27 @@ def _time(value: Any) -> datetime:
     parsed = _TIME.process_result_value(value, None)  # type: ignore[arg-type]
     assert parsed is not None
     return parsed
+
+
+def _marked_original(text: str, marked_folded: str) -> str | None:
+    """`text` with the marks that `marked_folded` (its folded form, marked) has, or None."""
+    spans = []
+    start = length = 0
+    for ch in marked_folded:
+        if ch == MARK_START:
+            start = length
+        elif ch == MARK_END:
+            spans.append((start, length))
+        else:
+            length += 1
+    found = original_spans(text, spans)
+    if found is None:
+        return None
+    out, at = [], 0
+    for a, b in found:
+        out += [text[at:a], MARK_START, text[a:b], MARK_END]
+        at = b
+    return "".join([*out, text[at:]])
 
 
 def _marked(text: str, marked: str | None) -> str:
@@ -129,17 +153,19 @@ class SqlSearch:
         """The matched words of a few texts, marked by FTS5 itself in a small scratch index.
 
         Asking the big index would load each term's whole doclist again; this marks exactly
-        what the big index matched (same tokenizer, same query) for the cost of a few lines.
+        what the big index matched (same tokenizer, same folded text, same query) for the
+        cost of a few lines. The marks found in the folded text are put on the words of
+        the text as it was captured (`_marked_original`).
         """
+        if not texts:
+            return {}
         self._conn.exec_driver_sql(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.hit_marks USING fts5(text, tokenize='{TOKENIZE}')"
         )
         self._conn.exec_driver_sql("DELETE FROM temp.hit_marks")
-        if not texts:
-            return {}
         self._conn.execute(
             sa.text("INSERT INTO temp.hit_marks(rowid, text) VALUES (:id, :text)"),
-            [{"id": fid, "text": text} for fid, text in texts.items()],
+            [{"id": fid, "text": fold(text)} for fid, text in texts.items()],
         )
         rows = self._conn.execute(
             sa.text(
@@ -147,9 +173,10 @@ class SqlSearch:
             ),
             {"q": expr, "ms": MARK_START, "me": MARK_END},
         )
-        out = {int(r[0]): str(r[1]) for r in rows}
+        marked = {int(r[0]): str(r[1]) for r in rows}
         self._conn.exec_driver_sql("DELETE FROM temp.hit_marks")
-        return out
+        out = {fid: _marked_original(texts[fid], m) for fid, m in marked.items() if fid in texts}
+        return {fid: m for fid, m in out.items() if m is not None}
 
     def facts(self, query: SearchQuery, since: datetime | None, limit: int) -> list[SearchHit]:
         if query.empty or limit <= 0:
@@ -158,8 +185,6 @@ class SqlSearch:
             "q": "statement : (" + fts_expression(query) + ")",
             "limit": int(limit),
             "applied": _APPLIED,
-            "ms": MARK_START,
-            "me": MARK_END,
         }
         since_sql = ""
         if since is not None:
@@ -167,19 +192,19 @@ class SqlSearch:
             params["since"] = utc_text(since)
         rows = self._conn.execute(
             sa.text(
-                "SELECT f.id, f.statement, f.valid_from, bm25(facts_fts) AS rank, "
-                "highlight(facts_fts, 0, :ms, :me) AS marked "
+                "SELECT f.id, f.statement, f.valid_from, bm25(facts_fts) AS rank "
                 "FROM facts_fts JOIN facts f ON f.id = facts_fts.rowid "
                 f"WHERE facts_fts MATCH :q AND f.status = :applied{since_sql} "
                 "ORDER BY rank LIMIT :limit"
             ),
             params,
-        )
+        ).all()
+        marked = self._highlights(fts_expression(query), {int(r.id): str(r.statement) for r in rows})
         return [
             SearchHit(
                 kind="fact",
                 text=str(r.statement),
-                marked=_marked(str(r.statement), r.marked),
+                marked=_marked(str(r.statement), marked.get(int(r.id))),
                 captured_at=_time(r.valid_from),
                 score=-float(r.rank),
                 fact_id=int(r.id),

@@ -91,6 +91,9 @@ fragments = sa.Table(
     # The run that read it in phase 1 (0: read before this was recorded, or never for the model:
     # a text sent over MCP); NULL: unread.
     sa.Column("read_run_id", sa.Integer),
+    # The text as search compares it (domain/search_fold.py) where that differs from `text`;
+    # the full-text index reads it (migration 0005).
+    sa.Column("search_text", sa.Text),
     sa.Index("ix_fragments_captured_at", "captured_at"),
     sa.Index("ix_fragments_source_seq", "source_id", "seq"),
     sa.Index("ix_fragments_kind_author", "kind", "author", "captured_at"),
@@ -188,6 +191,7 @@ facts = sa.Table(
     sa.Column("valid_to", UTCDateTime),
     sa.Column("superseded_by", sa.Integer, sa.ForeignKey("facts.id")),
     sa.Column("created_at", UTCDateTime, nullable=False),
+    sa.Column("search_statement", sa.Text),  # as `fragments.search_text`, for the statement
     sa.Index("ix_facts_status_key", "status", "key"),
 )
 

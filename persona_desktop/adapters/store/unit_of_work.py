@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
 from persona_desktop.adapters.store.database import db_path_of, is_read_only, mark_damaged
+from persona_desktop.adapters.store.deleted_text import DeletedText, checkpoint, merge_out
 from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlObservations
 from persona_desktop.adapters.store.runs import SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
@@ -59,10 +60,11 @@ class SqlUnitOfWork:
             raise self._translated(exc) from exc
         self._conn = conn
         now = self._clock()
+        self._deleted = DeletedText()
         self.sources = SqlSources(conn, now)
-        self.fragments = SqlFragments(conn, now)
+        self.fragments = SqlFragments(conn, now, self._deleted)
         self.candidates = SqlCandidates(conn)
-        self.facts = SqlFacts(conn, now)
+        self.facts = SqlFacts(conn, now, self._deleted)
         self.observations = SqlObservations(conn)
         self.runs = SqlRuns(conn)
         self.leases = SqlLeases(conn)
@@ -74,11 +76,18 @@ class SqlUnitOfWork:
         return self
 
     def commit(self) -> None:
-        assert self._tx is not None, "commit() outside of `with`"
+        """Commit; when text was deleted, merge it out of the indexes first, checkpoint after."""
+        assert self._tx is not None and self._conn is not None, "commit() outside of `with`"
+        deleted = sorted(self._deleted.indexes)
         try:
+            if deleted:
+                merge_out(self._conn, deleted)
             self._tx.commit()
         except (sa.exc.DBAPIError, sqlite3.Error) as exc:
             raise self._translated(exc) from exc
+        if deleted:
+            self._deleted.indexes.clear()
+            checkpoint(self._conn)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
