@@ -37,6 +37,7 @@ from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
@@ -115,6 +116,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         diagnoser=_diagnoser,
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
         embedder=rt.embedder,
+        media_reader=MediaReader(rt.data_dir, rt.media),
     )
 
 
@@ -210,6 +212,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
                 device=device,
                 data_dir=rt.data_dir,
                 keep_audio=bool(s.get("capture.keep_audio")),
+                media=rt.media,
                 audio_retention_days=int(s.get("capture.audio_retention_days")),
                 text_retention_days=int(s.get("capture.text_retention_days")),
             )

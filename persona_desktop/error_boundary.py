@@ -17,7 +17,6 @@ import errno
 import logging
 import logging.handlers
 import os
-import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -82,9 +81,10 @@ def open_log(data_dir: Path | None) -> Path | None:
 
 def environment_failure(exc: BaseException, db_path: Path | None = None) -> str | None:
     """One line for a failure of the machine rather than of the code, else None."""
+    from persona_desktop.adapters.store.cipher import DriverError
     from persona_desktop.adapters.store.failures import disk_full, store_failure
 
-    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("sqlalchemy"):
+    if isinstance(exc, DriverError) or type(exc).__module__.startswith("sqlalchemy"):
         failure = store_failure(exc, db_path or Path("persona.sqlite3"))
         return None if failure is None else str(failure)
     if isinstance(exc, OSError):

@@ -1,0 +1,37 @@
+"""A raw SQLite connection to a test's store, as a tool outside the app would open it.
+
+The store is encrypted, so `sqlite3` cannot read it: this opens it with `sqlcipher3`
+and the key, unwrapped from keyinfo.json with the tests' passphrase.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlcipher3.dbapi2 as sqlcipher
+
+from persona_desktop.adapters.keys import key_info
+from persona_desktop.adapters.store.cipher import apply_key
+from persona_desktop.adapters.store.database import DB_FILE
+from tests.conftest import TEST_PASSPHRASE
+
+RawError = sqlcipher.Error
+RawIntegrityError = sqlcipher.IntegrityError
+RawOperationalError = sqlcipher.OperationalError
+
+
+def store_key(data_dir: Path, passphrase: str = TEST_PASSPHRASE) -> bytes | None:
+    info = key_info.load(data_dir)
+    if info is None:
+        return None
+    key = key_info.unlock(info.current, passphrase)
+    assert key is not None, "the tests' passphrase does not open this store"
+    return key
+
+
+def raw_connect(
+    data_dir: Path, *, timeout: float = 30.0, isolation_level: str | None = None
+) -> sqlcipher.Connection:
+    conn = sqlcipher.connect(str(data_dir / DB_FILE), timeout=timeout, isolation_level=isolation_level)
+    apply_key(conn, store_key(data_dir))
+    return conn
