@@ -43,10 +43,12 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
 from persona_desktop.ui.own_windows import NOTIFICATION_SECONDS, OwnWindowTracker
+from persona_desktop.ui.passphrase_dialog import ask_passphrase
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
 from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
+from persona_desktop.ui.storage_watch import StorageWatch
 from persona_desktop.ui.tray import Tray
 
 MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under the data dir
@@ -328,6 +330,21 @@ def install_crash_hook(data_dir: Path | None) -> tuple[CrashHook, CrashDialog]:
     return CrashHook(data_dir, dialog.report.emit).install(), dialog
 
 
+def storage_watch(shell: Shell) -> StorageWatch:
+    """Disk space and the storage budget, told through the tray; holds capture when the disk is full."""
+    capture = shell.capture
+
+    def hold(on: bool) -> None:
+        if on:
+            capture.hold("the disk is almost full")
+        else:
+            capture.release()
+
+    watch = StorageWatch(shell.ctx, hold, parent=shell)
+    watch.message.connect(lambda msg: shell.notify("Persona Desktop: storage", msg))
+    return watch
+
+
 def _application(argv: list[str]) -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication):
@@ -387,7 +404,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     hook, _dialog = install_crash_hook(data_dir or default_data_dir())
     open_log(data_dir or default_data_dir())  # `log.exception` of workers goes there, not to stderr
     try:
-        rt = open_runtime(data_dir)
+        rt = open_runtime(data_dir, ask_passphrase)
     except PersonaError as exc:
         QMessageBox.critical(None, "Persona Desktop", str(exc))
         raise
@@ -414,9 +431,12 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     if not ctx.settings.get("app.first_run_done"):
         shell.open_first_run()
     shell.start()
+    watch = storage_watch(shell)
+    watch.start()
     keepalive = _python_signals(app)
     code = app.exec()
     keepalive.stop()
+    watch.stop()
     clean = shell.shutdown()
     instance.close()
     lock.unlock()

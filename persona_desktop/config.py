@@ -403,7 +403,7 @@ SETTINGS: dict[str, Setting] = {
             int,
             2048,
             "Storage budget in MB: past 80 % the tray warns; past 100 % the oldest captures no fact cites go.",
-            minimum=50,
+            minimum=10,
             maximum=10_000_000,
         ),
         _s(

@@ -8,10 +8,11 @@ is the owner's own words and never trimmed. Each round is one journal entry nami
 what went. Capture also pauses while the disk's free space is under
 `storage.min_free_mb`, whatever the budget says.
 
-The default budget, 2 GB, is sized from bench/bench_screen.py's "stored per hour" (a
-mixed desktop: ~40 KiB of text and locators an hour on a real store, ~0.3 MB a day
-at 8 hours) plus speech transcripts: about a year of text; kept crops (~20-60 kB
-each) and clips (~3 kB per second) fill it in weeks, which is when trimming starts.
+The default budget, 2 GB, is sized from bench/bench_screen.py's "stored per hour" of
+its mixed desktop: 1,131 lines, 84 KiB of text, 1.1 MiB with locators (word boxes), so
+about 9 MB for a day of 8 hours and 270 MB a month before indexes: 2 GB holds
+four months or more of screen text, beyond the default 30-day text retention. Kept
+crops and clips fill it faster; that is when trimming starts.
 """
 
 from __future__ import annotations
