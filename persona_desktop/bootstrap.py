@@ -90,18 +90,22 @@ def load_settings(data_dir: Path | None) -> Settings:
     return Settings.load(settings_path(data_dir))
 
 
-def open_runtime(data_dir: Path | None, prompt: PassphrasePrompt | None = None) -> Runtime:
+def open_runtime(
+    data_dir: Path | None, prompt: PassphrasePrompt | None = None, encrypted: bool | None = None
+) -> Runtime:
     """Open the data dir's store as `storage.encrypted` says (migrating it if it says otherwise).
 
     `prompt` asks the owner for the passphrase when no OS keyring holds the key and
-    PERSONA_DESKTOP_PASSPHRASE is unset (the terminal's getpass, or the app's dialog)."""
+    PERSONA_DESKTOP_PASSPHRASE is unset (the terminal's getpass, or the app's dialog).
+    `encrypted` overrides the setting (`config set storage.encrypted` migrates first and
+    saves the setting only once that worked)."""
     explicit = data_dir
     resolved = data_dir if data_dir is not None else default_data_dir()
     settings = load_settings(explicit if explicit is not None else None)
     ensure_private_dir(resolved)
     store = open_store(
         resolved,
-        encrypted=bool(settings.get("storage.encrypted")),
+        encrypted=bool(settings.get("storage.encrypted")) if encrypted is None else encrypted,
         keys=KeySource(resolved, prompt),
         now=utc_now(),
     )

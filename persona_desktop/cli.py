@@ -42,11 +42,11 @@ def _data_dir(args: argparse.Namespace) -> Path | None:
     return Path(given).expanduser()
 
 
-def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _runtime(args: argparse.Namespace, encrypted: bool | None = None):  # type: ignore[no-untyped-def]
     from persona_desktop.adapters.keys.terminal import terminal_prompt
     from persona_desktop.bootstrap import open_runtime
 
-    rt = open_runtime(_data_dir(args), terminal_prompt())
+    rt = open_runtime(_data_dir(args), terminal_prompt(), encrypted)
     if rt.read_only:
         print(
             f"persona-desktop: warning: the store in {rt.data_dir} is damaged and was opened read-only: "
@@ -1030,22 +1030,22 @@ def cmd_config(args: argparse.Namespace) -> int:
         sync_autostart(
             bool(settings.get(args.key)), ["--data-dir", str(data_dir.resolve())] if data_dir else []
         )
-    settings.save()
-    print(f"{args.key} = {settings.format(args.key)}")
     if args.key == "storage.encrypted":
         _apply_encryption_setting(args, bool(settings.get(args.key)))
+    settings.save()
+    print(f"{args.key} = {settings.format(args.key)}")
     return 0
 
 
 def _apply_encryption_setting(args: argparse.Namespace, encrypted: bool) -> None:
-    """Encrypt or decrypt the store now (opening it does), so the owner sees it happen."""
+    """Encrypt or decrypt the store now (opening it does); the setting is saved only if that worked."""
     if not encrypted:
         print(
             "persona-desktop: warning: the store, kept crops and clips are being decrypted: anyone who can "
             "read the data dir (a backup, a stolen disk, another admin) can then read everything captured",
             file=sys.stderr,
         )
-    rt = _runtime(args)
+    rt = _runtime(args, encrypted)
     try:
         state = "encrypted" if rt.store.encrypted else "not encrypted"
     finally:

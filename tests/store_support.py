@@ -35,3 +35,14 @@ def raw_connect(
     conn = sqlcipher.connect(str(data_dir / DB_FILE), timeout=timeout, isolation_level=isolation_level)
     apply_key(conn, store_key(data_dir))
     return conn
+
+
+def read_media(data_dir: Path, path: Path) -> bytes:
+    """A kept crop's or clip's plain bytes, opened as the app opens it (decrypted in memory)."""
+    from persona_desktop.bootstrap import open_runtime
+
+    rt = open_runtime(data_dir)
+    try:
+        return rt.media.read(path)
+    finally:
+        rt.close()

@@ -256,6 +256,18 @@ class AudioPlayer:
 
         return bool(self._player.playbackState() == QMediaPlayer.PlaybackState.PlayingState)
 
+    def decoded(self) -> bool:
+        """The clip was read as audio (it plays or played), not refused as invalid."""
+        if self._player is None:
+            return False
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        return bool(
+            self._player.error() in (QMediaPlayer.Error.NoError, QMediaPlayer.Error.ResourceError)
+            and self._player.mediaStatus() != QMediaPlayer.MediaStatus.InvalidMedia
+            and (self._player.duration() > 0 or self.playing())
+        )
+
     def finished_or_failed(self) -> bool:
         """No device, a bad file, or the clip played to its end."""
         if self._player is None:
