@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from persona_desktop.ports import UnitOfWorkFactory
+from persona_desktop.ports import CaptureToFree, UnitOfWorkFactory
 from persona_desktop.services.media import delete_media, media_paths
 
 MB = 1_000_000
@@ -141,19 +141,29 @@ class TrimResult:
 def enforce_budget(
     uow_factory: UnitOfWorkFactory, data_dir: Path, budget_mb: int, now: datetime
 ) -> TrimResult:
-    """Past the budget, delete the oldest uncited captures (journaled) until under 90 %."""
+    """Past the budget, delete the oldest uncited captures (journaled) until under 90 %.
+
+    Each round picks, oldest first, just enough captures to free what is over 90 %
+    (their fragments' bytes and their crops' and clips' sizes), deletes them in one
+    transaction with one journal entry, then measures again."""
     before = report = measure(uow_factory, data_dir, budget_mb)
     captures = fragments = files = 0
     while report.fraction > 1.0 or (captures and report.fraction > TRIM_TO):
+        need = report.used - int(TRIM_TO * report.budget)
         with uow_factory() as uow:
-            batch = uow.storage.uncited_captures(_BATCH)
-            if not batch:
-                break
+            chosen: list[CaptureToFree] = []
             paths: set[str] = set()
-            deleted = 0
-            for capture in batch:
-                paths |= media_paths(uow.fragments.of_source(capture.source_id))
-                deleted += uow.fragments.delete_source(capture.source_id)
+            freed = 0
+            for capture in uow.storage.uncited_captures(_BATCH):
+                if freed >= need:
+                    break
+                own = media_paths(uow.fragments.of_source(capture.source_id))
+                freed += capture.text_bytes + _sizes(own, data_dir)
+                paths |= own
+                chosen.append(capture)
+            if not chosen:
+                break
+            deleted = sum(uow.fragments.delete_source(c.source_id) for c in chosen)
             uow.journal.append(
                 at=now,
                 actor="storage",
@@ -161,12 +171,13 @@ def enforce_budget(
                 entity="source",
                 data={
                     "reason": f"over the storage budget ({report.fraction:.0%} of {budget_mb} MB)",
-                    "sources": [c.source_id for c in batch],
-                    "kinds": sorted({c.kind.value for c in batch}),
-                    "oldest": batch[0].captured_at.isoformat(),
-                    "newest": batch[-1].captured_at.isoformat(),
+                    "rule": "oldest first; only captures that no fact and no waiting candidate cites",
+                    "sources": [c.source_id for c in chosen],
+                    "kinds": sorted({c.kind.value for c in chosen}),
+                    "oldest": chosen[0].captured_at.isoformat(),
+                    "newest": chosen[-1].captured_at.isoformat(),
                     "fragments": deleted,
-                    "rule": "oldest first; only captures no fact or waiting candidate cites",
+                    "media_files": len(paths),
                 },
             )
             uow.commit()
@@ -174,7 +185,18 @@ def enforce_budget(
         with uow_factory() as uow:
             uow.storage.reclaim()
             uow.commit()
-        captures += len(batch)
+        captures += len(chosen)
         fragments += deleted
         report = measure(uow_factory, data_dir, budget_mb)
     return TrimResult(before, report, captures, fragments, files)
+
+
+def _sizes(paths: set[str], data_dir: Path) -> int:
+    total = 0
+    for raw in paths:
+        path = Path(raw) if Path(raw).is_absolute() else data_dir / raw
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+    return total

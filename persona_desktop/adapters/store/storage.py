@@ -24,6 +24,16 @@ def _file_bytes(conn: sa.Connection) -> int:
     return total
 
 
+# A fragment row's bytes: text, locator, ref, session, and ~64 for ids, times, author, trust.
+_ROW_BYTES = (
+    sa.func.length(sa.cast(fragments.c.text, sa.LargeBinary))
+    + sa.func.length(sa.cast(fragments.c.locator, sa.LargeBinary))
+    + sa.func.length(fragments.c.ref)
+    + sa.func.length(fragments.c.session)
+    + 64
+)
+
+
 class SqlStorage:
     def __init__(self, conn: sa.Connection) -> None:
         self._conn = conn
@@ -65,7 +75,9 @@ class SqlStorage:
         cited_source = sa.select(fragments.c.source_id).where(fragments.c.id.in_(cited_fragment))
         first = sa.func.min(fragments.c.captured_at)
         q = (
-            sa.select(sources.c.id, sources.c.kind, first, sa.func.count(fragments.c.id))
+            sa.select(
+                sources.c.id, sources.c.kind, first, sa.func.count(fragments.c.id), sa.func.sum(_ROW_BYTES)
+            )
             .join(fragments, fragments.c.source_id == sources.c.id)
             .where(sources.c.kind.in_(CAPTURE_KINDS), sources.c.id.not_in(cited_source))
             .group_by(sources.c.id)
@@ -76,12 +88,12 @@ class SqlStorage:
 
         decode = UTCDateTime().process_result_value
         out = []
-        for sid, kind, at, n in self._conn.execute(q):
+        for sid, kind, at, n, size in self._conn.execute(q):
             when = decode(at, self._conn.dialect) if isinstance(at, str) else at
             assert when is not None
-            out.append(CaptureToFree(int(sid), Kind(kind), when, int(n)))
+            out.append(CaptureToFree(int(sid), Kind(kind), when, int(n), int(size or 0)))
         return out
 
     def reclaim(self) -> None:
         if int(self._conn.exec_driver_sql("PRAGMA auto_vacuum").scalar_one()) == 2:
-            self._conn.exec_driver_sql("PRAGMA incremental_vacuum").fetchall()
+            self._conn.exec_driver_sql("PRAGMA incremental_vacuum")
