@@ -37,6 +37,7 @@ from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.private_files import ensure_private_dir
 from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
@@ -401,19 +402,23 @@ def _instance_lock(data_dir: Path, name: str) -> QLockFile | None:
 
 def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     app = _application(["persona-desktop", *qt_args])
-    hook, _dialog = install_crash_hook(data_dir or default_data_dir())
-    open_log(data_dir or default_data_dir())  # `log.exception` of workers goes there, not to stderr
+    resolved = data_dir if data_dir is not None else default_data_dir()
+    hook, _dialog = install_crash_hook(resolved)
+    open_log(resolved)  # `log.exception` of workers goes there, not to stderr
+    ensure_private_dir(resolved)
+    name = server_name(resolved)
+    # Before the store is opened: a second launch must not ask for the passphrase again.
+    lock = _instance_lock(resolved, name)
+    if lock is None:
+        print("persona-desktop is already running; its review window was brought forward")
+        hook.uninstall()
+        return 0
     try:
         rt = open_runtime(data_dir, ask_passphrase)
     except PersonaError as exc:
+        lock.unlock()
         QMessageBox.critical(None, "Persona Desktop", str(exc))
         raise
-    name = server_name(rt.data_dir)
-    lock = _instance_lock(rt.data_dir, name)
-    if lock is None:
-        print("persona-desktop is already running; its review window was brought forward")
-        rt.close()
-        return 0
     instance = SingleInstance(name)
     instance.listen()
     print(f"persona-desktop: running, data dir {rt.data_dir}", flush=True)

@@ -178,7 +178,7 @@ def test_the_key_is_never_in_a_url_repr_or_error(data_dir: Path) -> None:
     try:
         key = rt.store.key
         assert key is not None
-        texts = [repr(rt.engine), str(rt.engine.url), repr(rt.engine.pool)]
+        texts = [repr(rt.engine), str(rt.engine.url), repr(rt.engine.pool), repr(rt), repr(rt.store)]
         with pytest.raises(sa.exc.DBAPIError) as err, rt.engine.connect() as conn:
             conn.exec_driver_sql("SELECT * FROM no_such_table WHERE x = ?", ("v",))
         texts.append(str(err.value))

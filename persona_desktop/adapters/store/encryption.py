@@ -36,7 +36,7 @@ _OLD_SUFFIX = ".replaced"
 class PreparedStore:
     """The store's file in the state the settings ask for, and how to open it."""
 
-    key: bytes | None
+    key: bytes | None = field(repr=False)
     lock: StoreLock
     media_pending: bool | None = None  # True: seal kept media; False: unseal it; None: nothing to do
     events: list[tuple[str, dict[str, object]]] = field(default_factory=list)  # to journal

@@ -8,7 +8,7 @@ clips sealed or unsealed if a migration left that to do, and what changed journa
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class OpenedStore:
     engine: sa.Engine
-    key: bytes | None  # held for a later change of key; never written anywhere
+    key: bytes | None = field(repr=False)  # held for a later change of key; never written, never printed
     lock: StoreLock
     media: MediaVault
     keys: KeySource
