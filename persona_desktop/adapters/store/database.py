@@ -150,6 +150,9 @@ def create_engine(
         creator=connector,
         pool_size=4,
         max_overflow=4,
+        # Reuse the connection used last: its page cache is still valid. With SQLCipher a page
+        # read again from the file is decrypted and authenticated again (bench_sleep, bench_ui).
+        pool_use_lifo=True,
         hide_parameters=True,
         json_serializer=_json_dumps,
         json_deserializer=_json_loads,
