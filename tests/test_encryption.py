@@ -430,3 +430,15 @@ def test_a_re_key_killed_before_the_swap_is_abandoned_and_the_old_passphrase_sti
         rt.close()
     assert not temp.exists()
     assert "next" not in json.loads((data_dir / key_info.KEY_INFO_FILE).read_text())
+
+
+def test_an_encrypted_store_that_is_up_to_date_opens_without_importing_alembic(data_dir: Path) -> None:
+    open_runtime(data_dir).close()  # created and migrated
+    code = (
+        "import sys; from pathlib import Path; from persona_desktop.bootstrap import open_runtime; "
+        f"rt = open_runtime(Path({str(data_dir)!r})); print('alembic' in sys.modules); rt.close()"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "False", out.stderr

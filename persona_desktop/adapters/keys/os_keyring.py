@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from keyring.backend import KeyringBackend
 
 SERVICE = "persona-desktop"
 
@@ -25,7 +29,7 @@ class KeyringAccess:
 
     reason: str = ""
 
-    def _backend(self):  # type: ignore[no-untyped-def]
+    def _backend(self) -> KeyringBackend | None:
         try:
             import keyring
             from keyring.backends import fail
@@ -48,7 +52,7 @@ class KeyringAccess:
         if backend is None:
             return None
         try:
-            value = backend.get_password(SERVICE, item_name(store_id))
+            value: str | None = backend.get_password(SERVICE, item_name(store_id))
         except Exception as exc:  # locked, D-Bus gone, user dismissed the unlock prompt
             self.reason = f"the OS keyring did not answer ({exc.__class__.__name__})"
             log.info("keyring read failed: %s", exc.__class__.__name__)
@@ -64,7 +68,7 @@ class KeyringAccess:
             return False
         try:
             backend.set_password(SERVICE, item_name(store_id), secret)
-            ok = backend.get_password(SERVICE, item_name(store_id)) == secret
+            ok = bool(backend.get_password(SERVICE, item_name(store_id)) == secret)
         except Exception as exc:
             self.reason = f"the OS keyring refused to store the key ({exc.__class__.__name__})"
             log.info("keyring write failed: %s", exc.__class__.__name__)

@@ -128,7 +128,8 @@ class KeySource:
         if secret is None:
             raise StoreKeyError(
                 f"the key of the store in {self.data_dir} is kept in the OS keyring, which cannot give it now "
-                f"({self.keyring.reason}): unlock or start your desktop's keyring (Secret Service) and try again"
+                f"({self.keyring.reason}): unlock or start your desktop's keyring (Secret Service) and try again, "
+                "or run `persona-desktop storage passphrase` once in the desktop session to use a passphrase"
             )
         try:
             key = bytes.fromhex(secret)

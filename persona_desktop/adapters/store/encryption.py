@@ -83,14 +83,19 @@ def _steady(data_dir: Path, state: FileState, info: KeyInfo | None, encrypted: b
 
 def _swap_in(db: Path, new: Path) -> None:
     """Rename `new` over the store; scrub the replaced file's content afterwards."""
-    old = db.with_name(db.name + _OLD_SUFFIX)
+    old: Path | None = db.with_name(db.name + _OLD_SUFFIX)
+    assert old is not None
     old.unlink(missing_ok=True)
-    os.link(db, old)
+    try:
+        os.link(db, old)  # keeps the replaced content reachable, to zero it after the rename
+    except OSError:  # a file system without hard links: the rename alone, no scrubbing
+        old = None
     os.replace(new, db)
     key_info.fsync_dir(db.parent)
     for side in ("-wal", "-shm"):
         db.with_name(db.name + side).unlink(missing_ok=True)  # the old file's; empty after the checkpoint
-    scrub(old)
+    if old is not None:
+        scrub(old)
 
 
 def _clean_temps(db: Path) -> None:
