@@ -6,6 +6,9 @@ and the key, unwrapped from keyinfo.json with the tests' passphrase.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import sqlcipher3.dbapi2 as sqlcipher
@@ -46,3 +49,17 @@ def read_media(data_dir: Path, path: Path) -> bytes:
         return rt.media.read(path)
     finally:
         rt.close()
+
+
+def run_without_passphrase(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as a script runs it: no passphrase in the environment, no terminal to ask on."""
+    env = {k: v for k, v in os.environ.items() if k != "PERSONA_DESKTOP_PASSPHRASE"}
+    return subprocess.run(
+        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )

@@ -36,7 +36,7 @@ from persona_desktop.services.ingest import ingest
 from tests.conftest import TEST_PASSPHRASE, Cli, chat_line, write_jsonl
 from tests.screen_support import render_lines
 from tests.speech_support import SENTENCES, synth
-from tests.store_support import raw_connect
+from tests.store_support import raw_connect, run_without_passphrase
 
 CHAT_SECRET = "ZEBRAFISH-7731"
 SCREEN_SECRET = "ORCHID"
@@ -155,16 +155,7 @@ def test_without_keyring_and_passphrase_a_command_names_the_three_ways(
 ) -> None:
     r = cli.process("fragments", env={"PERSONA_DESKTOP_PASSPHRASE": ""})
     assert r.code == 1 and "empty" in r.err  # an empty passphrase is refused, not used
-    env = {k: v for k, v in os.environ.items() if k != "PERSONA_DESKTOP_PASSPHRASE"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "fragments"],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
+    proc = run_without_passphrase(data_dir, "fragments")
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert "PERSONA_DESKTOP_PASSPHRASE" in line and "terminal" in line and "keyring" in line

@@ -19,6 +19,7 @@ from persona_desktop.adapters.keys import key_info
 from persona_desktop.adapters.store.cipher import SQLITE_HEADER
 from persona_desktop.adapters.store.database import DB_FILE
 from tests.conftest import chat_line, write_jsonl
+from tests.store_support import run_without_passphrase
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("dbus-run-session") and shutil.which("gnome-keyring-daemon")),
@@ -75,16 +76,7 @@ def test_the_key_is_stored_in_the_keyring_and_found_again(tmp_path: Path, data_d
     assert (data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER
     # Outside that session the keyring is gone: one line, and nothing changes.
     before = (data_dir / DB_FILE).read_bytes()
-    env = {k: v for k, v in os.environ.items() if k != "PERSONA_DESKTOP_PASSPHRASE"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "fragments"],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-        check=False,
-    )
+    proc = run_without_passphrase(data_dir, "fragments")
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert "OS keyring" in line and "Traceback" not in proc.stderr

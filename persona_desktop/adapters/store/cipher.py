@@ -121,12 +121,3 @@ def export_copy(src: Path, src_key: bytes | None, dest: Path, dest_key: bytes | 
     finally:
         out.close()
     fsync_path(dest)
-
-
-def checkpoint_and_close(path: Path, key: bytes | None) -> None:
-    """Fold the WAL into the file so that nothing of the store lives only in `-wal`."""
-    conn = connect(path, key)
-    try:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.tables import candidates, evidence, facts, fragments, sources
+from persona_desktop.adapters.store.content import cited_fragment_ids
+from persona_desktop.adapters.store.tables import fragments, sources
 from persona_desktop.domain.model import Kind
 from persona_desktop.ports import CaptureToFree, StoreSpace
 
@@ -60,19 +61,7 @@ class SqlStorage:
 
     def uncited_captures(self, limit: int) -> list[CaptureToFree]:
         """Captures none of whose fragments back a fact (any status) or a waiting candidate."""
-        cited_fragment = (
-            sa.select(evidence.c.fragment_id)
-            .join(candidates, candidates.c.id == evidence.c.candidate_id)
-            .where(
-                sa.or_(
-                    candidates.c.status == "pending",
-                    candidates.c.id.in_(
-                        sa.select(facts.c.candidate_id).where(facts.c.candidate_id.is_not(None))
-                    ),
-                )
-            )
-        )
-        cited_source = sa.select(fragments.c.source_id).where(fragments.c.id.in_(cited_fragment))
+        cited_source = sa.select(fragments.c.source_id).where(fragments.c.id.in_(cited_fragment_ids()))
         first = sa.func.min(fragments.c.captured_at)
         q = (
             sa.select(

@@ -44,46 +44,41 @@ class StoreLock:
             self._fd = os.open(self.path, os.O_CREAT | os.O_RDWR | getattr(os, "O_NOFOLLOW", 0), 0o600)
         return self._fd
 
+    def _take(self, fd: int, flag: int, wait_s: float) -> bool:
+        """Try `flag` until `wait_s` passed; True when held (or when the file system has no locks)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, flag | fcntl.LOCK_NB)
+                return True
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    log.info("store lock unavailable (%s); going on without it", exc.strerror)
+                    return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+
     def shared(self, timeout_s: float = 120.0) -> None:
         """Wait (for a change of key in another process to finish), then hold the lock shared."""
         fd = self._open()
         if fd is None:
             return
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                self.mode = "shared"
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    log.info("store lock unavailable (%s); going on without it", exc.strerror)
-                    return
-            if time.monotonic() > deadline:
-                raise StoreInUseError(
-                    f"the store in {self.path.parent} is being encrypted or re-keyed by another process "
-                    "for too long; try again when it is done"
-                )
-            time.sleep(0.05)
+        if not self._take(fd, fcntl.LOCK_SH, timeout_s):
+            raise StoreInUseError(
+                f"the store in {self.path.parent} is being encrypted or re-keyed by another process "
+                "for too long; try again when it is done"
+            )
+        self.mode = "shared"
 
     def exclusive(self, what: str, wait_s: float = 3.0) -> None:
         """Hold the lock alone (waiting a moment for a command to end), or say who is in the way."""
         fd = self._open()
         if fd is None:
             return
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self.mode = "exclusive"
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    log.info("store lock unavailable (%s); going on without it", exc.strerror)
-                    return
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+        if self._take(fd, fcntl.LOCK_EX, wait_s):
+            self.mode = "exclusive"
+            return
         if self.mode == "shared":  # a failed conversion may have dropped the shared lock
             fcntl.flock(fd, fcntl.LOCK_SH)
         raise StoreInUseError(
