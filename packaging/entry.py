@@ -149,9 +149,16 @@ def _bundle_check() -> int:
         vault = MediaVault(Path(tmp), {1: AESGCM.generate_key(bit_length=256)}, seal=True)
         vault.write(Path(tmp) / "screens" / "probe.png", b"crop")
         report["media_sealed"] = vault.read(Path(tmp) / "screens" / "probe.png") == b"crop"
-    from keyring.backend import get_all_keyring
+    # The Secret Service backend must be in the bundle; whether it is usable depends on the
+    # session (no D-Bus here: the key then goes under a passphrase).
+    from keyring.backends import SecretService
 
-    report["keyring_backends"] = sorted(type(b).__module__ for b in get_all_keyring())
+    try:
+        SecretService.Keyring.priority  # noqa: B018 (raises when secretstorage is missing or no D-Bus)
+        report["keyring_secret_service"] = "usable"
+    except Exception as exc:
+        missing = isinstance(exc, ImportError) or "secretstorage" in str(exc).lower()
+        report["keyring_secret_service"] = "missing" if missing else "importable, no session bus"
     report["keyring_in_use"] = type(keyring.get_keyring()).__module__
 
     # Qt: offscreen application, a widget, the tray class, multimedia, the xcb plugin on disk.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from persona_desktop.services.storage_budget import SpaceReport, human, measure
 from persona_desktop.ui.background import Ops
@@ -40,6 +41,8 @@ class StoragePanel(QWidget):
         self.refresh_button.setEnabled(False)
 
         def done(report: SpaceReport) -> None:
+            if not isValid(self.summary):
+                return  # the settings closed before the measure came back
             self.report = report
             self.refresh_button.setEnabled(True)
             rows = "".join(
@@ -60,6 +63,8 @@ class StoragePanel(QWidget):
             )
 
         def failed(exc: Exception) -> None:
+            if not isValid(self.summary):
+                return
             self.refresh_button.setEnabled(True)
             self.summary.setText(f"Cannot measure: {exc}")
 
