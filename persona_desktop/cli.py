@@ -1067,6 +1067,9 @@ def cmd_storage(args: argparse.Namespace) -> int:
             return _change_key(rt, to_keyring=args.action == "keyring")
         if args.action == "trim":
             result = enforce_budget(rt.uow, rt.data_dir, budget, rt.clock.now())
+            if result.before.fraction <= 1.0:
+                print(f"under the budget ({result.before.fraction:.0%} of {budget} MB): nothing to trim")
+                return 0
             print(
                 f"trimmed {result.captures} capture(s), {result.fragments} fragment(s), "
                 f"{result.media_files} crop/clip file(s); now {result.after.fraction:.0%} of the budget"
