@@ -246,7 +246,7 @@ def _plain_store_with(data_dir: Path, messages: int, crops: int) -> list[Path]:
     return paths
 
 
-def test_a_plaintext_store_is_encrypted_in_place_with_its_crops(data_dir: Path) -> None:
+def test_a_plaintext_store_is_encrypted_in_place_with_its_crops(data_dir: Path, cli: Cli) -> None:
     crops = _plain_store_with(data_dir, 50, 3)
     rt = open_runtime(data_dir)
     try:
@@ -260,6 +260,8 @@ def test_a_plaintext_store_is_encrypted_in_place_with_its_crops(data_dir: Path) 
     assert (data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER
     assert not _leaks(data_dir, [CHAT_SECRET, SCREEN_SECRET])  # the plaintext is gone, not just renamed
     assert not (data_dir / "media-pending.json").exists()
+    hits = cli("search", "ZEBRAFISH", "--json").json()  # the FTS5 index came along, and still follows
+    assert len(hits) == 50
 
 
 def _wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
