@@ -12,7 +12,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.cipher import DriverError
+from persona_desktop.adapters.store.cipher import DriverError, FileState, file_state
 from persona_desktop.errors import (
     StoreBusyError,
     StoreCorruptError,
@@ -77,6 +77,12 @@ def store_failure(exc: BaseException, db_path: Path, read_only: bool = False) ->
             "changed; restore it from a backup, or move it aside to start an empty store"
         )
     if "malformed" in text:
+        if file_state(db_path) is FileState.ENCRYPTED:  # no sqlite3 shell reads it without the key
+            return StoreCorruptError(
+                f"the store {db_path} is damaged ({reason}): nothing was changed; copy the data dir "
+                "somewhere safe; from now on it opens read-only, so `persona-desktop fragments --json` "
+                "and `facts --json` get out what can still be read"
+            )
         return StoreCorruptError(
             f"the store {db_path} is damaged ({reason}): nothing was changed; copy the data dir "
             f"somewhere safe, then rescue what can be read with `sqlite3 {db_path} .recover`"
