@@ -10,12 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,7 +33,7 @@ from persona_desktop.services.ingest import ingest
 from tests.conftest import TEST_PASSPHRASE, Cli, chat_line, write_jsonl
 from tests.screen_support import render_lines
 from tests.speech_support import SENTENCES, synth
-from tests.store_support import raw_connect, run_without_passphrase
+from tests.store_support import kill_when, raw_connect, run_without_passphrase
 
 CHAT_SECRET = "ZEBRAFISH-7731"
 SCREEN_SECRET = "ORCHID"
@@ -125,6 +122,41 @@ def test_the_leak_check_finds_plain_text_where_the_owner_opted_out(
     assert cli("ingest", "chat", str(chat)).code == 0
     assert (data_dir / DB_FILE).read_bytes()[:16] == SQLITE_HEADER
     assert _leaks(data_dir, [CHAT_SECRET])
+
+
+def test_the_log_file_holds_no_message_text_from_a_bug_or_a_driver_error(
+    cli: Cli, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log is plain text in the data dir. A bug's exception quotes a message, a real SQLite
+    error quotes the query ("no such column: <word>"), a log call passes text: none reaches it."""
+    import logging
+
+    import sqlcipher3.dbapi2 as sqlcipher
+
+    from persona_desktop.services import queries
+
+    secret = "MARMALADE9921"
+    assert cli("fragments").code == 0
+
+    def broken(*_args: object, **_kw: object) -> object:
+        conn = sqlcipher.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE f USING fts5(text)")
+        try:
+            conn.execute("SELECT * FROM f WHERE f MATCH ?", (f"{secret}:x",)).fetchall()
+        except sqlcipher.OperationalError as exc:
+            raise ValueError(f"the search for {secret} failed") from exc
+        raise AssertionError("the query should have failed")
+
+    monkeypatch.setattr(queries, "candidates", broken)
+    r = cli("candidates")
+    assert r.code == 1 and "internal error (ValueError)" in r.err and secret not in r.err
+    logging.getLogger("persona_desktop.probe").warning("the model replied %s (%d bytes)", secret, 13)
+    logging.getLogger("ollama.probe").warning(f"a library's own text: {secret}")
+    log = data_dir / "logs" / "persona-desktop.log"
+    text = log.read_text()
+    assert "OperationalError: SQLITE_ERROR" in text and "ValueError: message withheld" in text
+    assert "the model replied <withheld> (13 bytes)" in text and "a message of ollama.probe" in text
+    assert not _leaks(data_dir, [secret, CHAT_SECRET])
 
 
 def _hashes(data_dir: Path) -> dict[str, str]:
@@ -264,38 +296,12 @@ def test_a_plaintext_store_is_encrypted_in_place_with_its_crops(data_dir: Path, 
     assert len(hits) == 50
 
 
-def _wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.001)
-
-
-def _kill_when(data_dir: Path, check: Callable[[], bool], what: str) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "sources", "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        _wait_for(lambda: check() or proc.poll() is not None, what)
-        ended = proc.poll() is not None
-        if not ended:
-            os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        _out, err = proc.communicate(timeout=30)
-    assert not ended, f"the migration ended before {what}: {err!r}"
-    assert proc.returncode == -signal.SIGKILL
-
-
 def test_a_migration_killed_during_the_copy_leaves_the_old_store_whole_and_the_next_start_finishes(
     data_dir: Path,
 ) -> None:
     _plain_store_with(data_dir, 20_000, 0)
     temp = data_dir / f"{DB_FILE}.encrypting"
-    _kill_when(
-        data_dir, lambda: temp.exists() and temp.stat().st_size > 0, "the encrypted copy being written"
-    )
+    kill_when(data_dir, lambda: temp.exists() and temp.stat().st_size > 0, "the encrypted copy being written")
     plain = sqlite3.connect(data_dir / DB_FILE)  # the old store: plain, whole, opens with plain SQLite
     try:
         assert plain.execute("SELECT count(*) FROM fragments").fetchone()[0] == 20_000
@@ -320,7 +326,7 @@ def test_a_migration_killed_while_sealing_crops_is_finished_by_the_next_start(da
             return False
         return sum(p.read_bytes().startswith(MAGIC) for p in crops[:40]) >= 5
 
-    _kill_when(data_dir, halfway, "the crops being sealed")
+    kill_when(data_dir, halfway, "the crops being sealed")
     sealed = sum(p.read_bytes().startswith(MAGIC) for p in crops)
     assert 0 < sealed < len(crops), "the kill did not land while the crops were being sealed"
     assert (data_dir / "media-pending.json").exists()
@@ -397,22 +403,13 @@ def test_a_re_key_killed_before_the_swap_is_abandoned_and_the_old_passphrase_sti
     finally:
         rt.close()
     temp = data_dir / f"{DB_FILE}.rekeying"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), "storage", "passphrase"],
-        env={**os.environ, "PERSONA_DESKTOP_NEW_PASSPHRASE": "brand new"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    kill_when(
+        data_dir,
+        lambda: temp.exists() and temp.stat().st_size > 0,
+        "the re-key copy",
+        ("storage", "passphrase"),
+        {"PERSONA_DESKTOP_NEW_PASSPHRASE": "brand new"},
     )
-    try:
-        _wait_for(
-            lambda: (temp.exists() and temp.stat().st_size > 0) or proc.poll() is not None, "the re-key copy"
-        )
-        ended = proc.poll() is not None
-        if not ended:
-            os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        _out, err = proc.communicate(timeout=30)
-    assert not ended, err
     assert json.loads((data_dir / key_info.KEY_INFO_FILE).read_text()).get("next")  # the change was under way
     rt = open_runtime(data_dir)  # the old passphrase (the tests' env) opens it and tidies up
     try:
