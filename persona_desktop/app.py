@@ -331,8 +331,10 @@ def install_crash_hook(data_dir: Path | None) -> tuple[CrashHook, CrashDialog]:
     return CrashHook(data_dir, dialog.report.emit).install(), dialog
 
 
-def storage_watch(shell: Shell) -> StorageWatch:
-    """Disk space and the storage budget, told through the tray; holds capture when the disk is full."""
+def storage_watch(shell: Shell, trim: bool = True) -> StorageWatch:
+    """Disk space and the storage budget, told through the tray; holds capture when the disk is full.
+
+    `trim` False (a damaged store opened read-only): measure and warn, never delete."""
     capture = shell.capture
 
     def hold(on: bool) -> None:
@@ -341,7 +343,7 @@ def storage_watch(shell: Shell) -> StorageWatch:
         else:
             capture.release()
 
-    watch = StorageWatch(shell.ctx, hold, parent=shell)
+    watch = StorageWatch(shell.ctx, hold, parent=shell, trim=trim)
     watch.message.connect(lambda msg: shell.notify("Persona Desktop: storage", msg))
     return watch
 
@@ -436,7 +438,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     if not ctx.settings.get("app.first_run_done"):
         shell.open_first_run()
     shell.start()
-    watch = storage_watch(shell)
+    watch = storage_watch(shell, trim=not rt.read_only)
     watch.start()
     keepalive = _python_signals(app)
     code = app.exec()

@@ -166,3 +166,24 @@ def test_past_80_percent_the_tray_warns_once(runtime: Runtime, qtbot: QtBot) -> 
     assert len(warnings) == 1 and "8" in warnings[0]
     watch.stop()
     shell.shutdown()
+
+
+def test_a_store_opened_read_only_is_measured_never_trimmed(runtime: Runtime, qtbot: QtBot) -> None:
+    """A damaged store opens read-only: its watch must not try to delete (every minute, failing)."""
+    from persona_desktop.app import build_context, build_shell, storage_watch
+
+    crops = [_capture(runtime, n, days_ago=6 - n)[1] for n in range(6)]  # 12 MB in a 10 MB budget
+    ctx = build_context(runtime)
+    ctx.settings.set("storage.max_mb", 10)
+    ctx.settings.set("storage.min_free_mb", 0)
+    shell = build_shell(ctx)
+    watch = storage_watch(shell, trim=False)
+    messages: list[str] = []
+    watch.message.connect(messages.append)
+    watch.check()
+    qtbot.waitUntil(lambda: watch.last is not None and not watch._ops.busy(), timeout=10_000)
+    assert all(c.exists() for c in crops)
+    assert any("of its budget" in m for m in messages)
+    assert not any("Storage budget reached" in m for m in messages)
+    watch.stop()
+    shell.shutdown()

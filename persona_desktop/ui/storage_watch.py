@@ -4,7 +4,8 @@ Every minute, off the GUI thread: under `storage.min_free_mb` free on the disk, 
 is held (paused without touching the owner's own pause) and resumes by itself once
 there is room again; past 80 % of `storage.max_mb` the tray warns once; past 100 %
 the oldest captures no fact cites are deleted (`enforce_budget`, journaled) and the
-tray says how many.
+tray says how many. A store opened read-only (damaged) is measured, never trimmed; a
+check that fails is told once, not every minute.
 """
 
 from __future__ import annotations
@@ -46,9 +47,12 @@ class StorageWatch(QObject):
         hold: Callable[[bool], None],
         parent: QObject | None = None,
         interval_ms: int = CHECK_EVERY_MS,
+        trim: bool = True,
     ) -> None:
         super().__init__(parent)
         self._ctx = ctx
+        self._trim = trim
+        self._failed: str | None = None
         self._hold = hold
         self._ops = Ops(self)
         self.held = False
@@ -71,10 +75,11 @@ class StorageWatch(QObject):
             return  # the last check (a trim, maybe) is still running
         uow, data_dir, clock = self._ctx.uow, self._ctx.data_dir, self._ctx.clock
         budget = int(self._ctx.settings.get("storage.max_mb"))
+        trim = self._trim
 
         def work() -> _Check:
             report = measure(uow, data_dir, budget)
-            if report.fraction <= 1.0:
+            if report.fraction <= 1.0 or not trim:
                 return _Check(report, None)
             trimmed = enforce_budget(uow, data_dir, budget, clock.now())
             return _Check(trimmed.after, trimmed)
@@ -82,9 +87,13 @@ class StorageWatch(QObject):
         self._ops.run(work, self._on_checked, self._on_failed)
 
     def _on_failed(self, exc: Exception) -> None:
-        self.message.emit(f"Storage check failed: {exc}")
+        text = f"Storage check failed: {exc}"
+        if text != self._failed:
+            self._failed = text
+            self.message.emit(text)
 
     def _on_checked(self, result: _Check) -> None:
+        self._failed = None
         report = result.report
         self.last = report
         floor = int(self._ctx.settings.get("storage.min_free_mb")) * MB
