@@ -7,8 +7,11 @@ and the key, unwrapped from keyinfo.json with the tests' passphrase.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlcipher3.dbapi2 as sqlcipher
@@ -63,3 +66,36 @@ def run_without_passphrase(data_dir: Path, *args: str) -> subprocess.CompletedPr
         timeout=120,
         check=False,
     )
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.001)
+
+
+def kill_when(
+    data_dir: Path,
+    check: Callable[[], bool],
+    what: str,
+    args: tuple[str, ...] = ("sources", "--json"),
+    env: dict[str, str] | None = None,
+) -> None:
+    """Start the CLI on `data_dir` (it opens the store: migrating, re-keying...), SIGKILL it the
+    moment `check` holds; fails when the command ended before that."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir), *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for(lambda: check() or proc.poll() is not None, what)
+        ended = proc.poll() is not None
+        if not ended:
+            os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        _out, err = proc.communicate(timeout=30)
+    assert not ended, f"the command ended before {what}: {err!r}"
+    assert proc.returncode == -signal.SIGKILL
