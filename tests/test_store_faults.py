@@ -253,6 +253,28 @@ def test_a_damaged_store_is_named_and_then_opened_read_only(
     _one_line(write.err.splitlines()[-1])
 
 
+def test_an_encrypted_store_damaged_at_its_first_page_is_damaged_not_a_wrong_passphrase(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """SQLCipher cannot tell a damaged first page from a wrong key (both fail page 1's HMAC:
+    "file is not a database"). The passphrase is checked first, against keyinfo.json's
+    AES-GCM tag: right passphrase -> the file is damaged; wrong one -> wrong passphrase."""
+    assert cli("ingest", "chat", str(write_jsonl(tmp_path / "m.jsonl", [chat_line("1", "hello")]))).code == 0
+    db = cli.data_dir / DB_FILE
+    with open(db, "r+b") as fh:
+        fh.seek(100)  # past the salt, inside page 1's encrypted content
+        fh.write(b"\xa5" * 64)
+    damaged = db.read_bytes()
+    result = cli("fragments")
+    assert result.code == 1
+    _one_line(result.err)
+    assert "the passphrase is right" in result.err and "the file is damaged" in result.err
+    assert "wrong passphrase" not in result.err
+    wrong = cli.process("fragments", env={"PERSONA_DESKTOP_PASSPHRASE": "not the passphrase"})
+    assert wrong.code == 1 and "wrong passphrase" in wrong.err and "damaged" not in wrong.err
+    assert db.read_bytes() == damaged, "a refused open changed the store"
+
+
 def test_a_read_only_file_system_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with _tmpfs(tmp_path / "ro", "2m") as disk:
         cli = Cli(disk / "data", capsys)
