@@ -248,7 +248,7 @@ TEXTS: dict[str, Text] = {
     "storage.encrypted": Text(
         "Keep everything encrypted on this disk",
         "What was captured, kept pictures and recordings. The key is in your keyring, or under your "
-        "passphrase. A change takes effect at the next start.",
+        "passphrase.",
         "",
         STORAGE,
     ),

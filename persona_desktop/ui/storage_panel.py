@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
@@ -30,7 +31,7 @@ class StoragePanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 8, 0, 0)
         lay.addWidget(self.summary)
-        lay.addWidget(self.refresh_button)
+        lay.addWidget(self.refresh_button, 0, Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(self.note)
         self.refresh()
 
