@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust
+from persona_desktop.domain.proposals import NewFact
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.storage_budget import MB, enforce_budget, measure
 from tests.conftest import Cli, chat_line, write_jsonl
@@ -33,7 +34,7 @@ def _capture(rt: Runtime, n: int, days_ago: float) -> tuple[int, Path]:
 
 def _cite(rt: Runtime, ref: str, *, fact: bool) -> None:
     common = {"subject": Subject.OWNER, "category": None, "origin": "sleep", "run_id": None,
-              "payload": {}, "supersedes_fact_id": None, "created_at": NOW}  # fmt: skip
+              "proposal": NewFact(), "supersedes_fact_id": None, "created_at": NOW}  # fmt: skip
     with rt.uow() as uow:
         frag = uow.fragments.by_refs([ref])[ref]
         cid = uow.candidates.add(statement=f"about {ref}", key=ref, **common)  # type: ignore[arg-type]
