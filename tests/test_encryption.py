@@ -31,7 +31,7 @@ from persona_desktop.config import Settings
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.services.ingest import ingest
 from tests.conftest import TEST_PASSPHRASE, Cli, chat_line, write_jsonl
-from tests.screen_support import render_lines
+from tests.screen_support import render_lines, show_window, xvfb
 from tests.speech_support import SENTENCES, synth
 from tests.store_support import kill_when, raw_connect, run_without_passphrase
 
@@ -111,6 +111,32 @@ def test_a_run_with_secrets_leaves_none_of_them_readable_in_the_data_dir(
     assert not _leaks(data_dir, [CHAT_SECRET, SCREEN_SECRET, SPEECH_SECRET])
     keyinfo = (data_dir / key_info.KEY_INFO_FILE).read_text()
     assert TEST_PASSPHRASE not in keyinfo and "passphrase" in keyinfo
+
+
+def test_capture_screen_through_the_app_s_own_wiring_keeps_its_crop_sealed(
+    cli: Cli, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`capture screen` (a keyboard shortcut's command, and the tray's "Capture this screen
+    now") builds its grabber, window list and pipeline itself: whatever path builds them,
+    the crop it keeps is sealed and the screen's text is in no file of the data dir."""
+    assert cli("config", "set", "capture.keep_images", "true").code == 0
+    with xvfb(1000, 360) as display:
+        monkeypatch.setenv("DISPLAY", display)
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        monkeypatch.setenv("XDG_SESSION_TYPE", "x11")
+        window = show_window(display, "Notes - editor", f"Vault combination {SCREEN_SECRET} 5521",
+                             (40, 40, 900, 200), font_px=28)  # fmt: skip
+        try:
+            r = cli("capture", "screen", "--json")
+        finally:
+            window.close()
+    assert r.code == 0, r.err
+    texts = " ".join(f["text"] for f in cli("fragments", "--kind", "screen", "--json").json())
+    assert SCREEN_SECRET in texts, texts  # it was read and stored
+    kept = list(media_files(data_dir))
+    assert kept, "no crop was kept"
+    assert all(p.read_bytes().startswith(MAGIC) for p in kept), [p.name for p in kept]
+    assert not _leaks(data_dir, [SCREEN_SECRET])
 
 
 def test_the_leak_check_finds_plain_text_where_the_owner_opted_out(
