@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from persona_desktop.adapters.store.cipher import SQLITE_HEADER
-from persona_desktop.adapters.store.database import DB_FILE, _alembic_config, create_engine, open_database
+from persona_desktop.adapters.store.database import (
+    DB_FILE,
+    SCHEMA_HEAD,
+    _alembic_config,
+    create_engine,
+    open_database,
+)
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.store_support import kill_when, raw_connect
 
@@ -83,8 +89,8 @@ def _store_at_0002(data_dir: Path) -> Path:
 def test_a_previous_store_upgrades_with_its_history_unread_and_its_journal_chained(
     cli: Cli, data_dir: Path, first_open: str
 ) -> None:
-    """plain: migrated to 0004 as a plain store, then encrypted; encrypting: the app's first
-    start encrypts the store at 0002, then migrates the encrypted copy to 0004."""
+    """plain: migrated to the head as a plain store, then encrypted; encrypting: the app's
+    first start encrypts the store at 0002, then migrates the encrypted copy to the head."""
     db = _store_at_0002(data_dir)
     if first_open == "plain":
         open_database(data_dir).dispose()
@@ -178,12 +184,13 @@ def test_the_rebuild_keeps_the_search_index_and_its_triggers(
 
 
 def test_down_to_0003_and_up_again_keeps_everything(cli: Cli, data_dir: Path) -> None:
-    """0003 -> 0004 on an encrypted store: the rebuild, the read marks and the chain, keyed."""
+    """0003 -> 0004 (and on to the head) on an encrypted store: the rebuild, the read marks
+    and the chain, keyed."""
     from persona_desktop.adapters.store.database import downgrade, upgrade
     from persona_desktop.bootstrap import open_runtime
 
     _store_at_0002(data_dir)
-    rt = open_runtime(data_dir)  # encrypts the store, migrates it to 0004
+    rt = open_runtime(data_dir)  # encrypts the store, migrates it to the head
     try:
         assert rt.store.encrypted
         downgrade(rt.engine, "0003")
@@ -205,7 +212,7 @@ def test_down_to_0003_and_up_again_keeps_everything(cli: Cli, data_dir: Path) ->
         # Read below the cursor 0003 kept; unread from the first unread one on (re-reading is
         # never new evidence, so the round trip may only read more, never skip).
         assert marks[1] == marks[2] == 0 and marks[3] is None and marks[5] is None
-        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0004"
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
     finally:
         raw.close()
 
@@ -213,7 +220,7 @@ def test_down_to_0003_and_up_again_keeps_everything(cli: Cli, data_dir: Path) ->
 def test_killed_while_migrating_the_just_encrypted_store_the_next_start_finishes(
     cli: Cli, data_dir: Path
 ) -> None:
-    """SIGKILL after the plain 0002 store was encrypted, during 0003/0004 on the encrypted copy:
+    """SIGKILL after the plain 0002 store was encrypted, during 0003.. on the encrypted copy:
     the migration is one transaction, so the store is whole and encrypted at 0002, and opens."""
     db = _store_at_0002(data_dir)
     raw = sqlite3.connect(db, isolation_level=None)
@@ -241,11 +248,11 @@ def test_killed_while_migrating_the_just_encrypted_store_the_next_start_finishes
         assert raw.execute("PRAGMA quick_check").fetchone()[0] == "ok"
     finally:
         raw.close()
-    verified = cli("journal", "verify")  # the next start migrates to 0004 and chains the journal
+    verified = cli("journal", "verify")  # the next start migrates to the head and chains the journal
     assert verified.code == 0, verified.err
     raw = raw_connect(data_dir)
     try:
-        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0004"
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
         assert raw.execute("SELECT count(*) FROM fragments WHERE read_run_id IS NULL").fetchone()[0] > 20_000
     finally:
         raw.close()
