@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import sqlcipher3.dbapi2 as sqlcipher
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from persona_desktop.adapters.keys import key_info
 from persona_desktop.adapters.store.cipher import apply_key
@@ -41,6 +42,48 @@ def raw_connect(
     conn = sqlcipher.connect(str(data_dir / DB_FILE), timeout=timeout, isolation_level=isolation_level)
     apply_key(conn, store_key(data_dir))
     return conn
+
+
+# SQLCipher 4's page layout, as the store uses it (its defaults): each 4096-byte page is
+# AES-256-CBC, with its IV and HMAC-SHA512 in the last 80 bytes; page 1 starts with the salt.
+PAGE_SIZE = 4096
+PAGE_RESERVE = 16 + 64
+WAL_HEADER = 32
+WAL_FRAME_HEADER = 24
+
+
+def readable_bytes(data_dir: Path, suffix: str = "") -> bytes:
+    """What someone holding the key reads in the store file (suffix "") or its WAL ("-wal"):
+    every page image decrypted, free pages and stale WAL frames included, end to end. A
+    plain store's file as it is."""
+    path = data_dir / (DB_FILE + suffix)
+    if not path.exists():
+        return b""
+    raw = path.read_bytes()
+    key = store_key(data_dir)
+    if key is None:
+        return raw
+
+    def page(image: bytes, first: bool) -> bytes:
+        iv = image[PAGE_SIZE - PAGE_RESERVE : PAGE_SIZE - PAGE_RESERVE + 16]
+        body = image[16 if first else 0 : PAGE_SIZE - PAGE_RESERVE]
+        decryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).decryptor()
+        return decryptor.update(body) + decryptor.finalize()
+
+    if suffix == "-wal":
+        frames = range(WAL_HEADER, len(raw) - WAL_FRAME_HEADER - PAGE_SIZE + 1, WAL_FRAME_HEADER + PAGE_SIZE)
+        pages = [
+            page(
+                raw[at + WAL_FRAME_HEADER : at + WAL_FRAME_HEADER + PAGE_SIZE],
+                raw[at : at + 4] == b"\0\0\0\1",
+            )
+            for at in frames
+        ]
+    else:
+        pages = [page(raw[at : at + PAGE_SIZE], at == 0) for at in range(0, len(raw), PAGE_SIZE)]
+        # the database header's page size (plain bytes 16-17) proves the layout and the key
+        assert pages[0][:2] == PAGE_SIZE.to_bytes(2, "big"), "not SQLCipher 4's page layout"
+    return b"".join(pages)
 
 
 def read_media(data_dir: Path, path: Path) -> bytes:
