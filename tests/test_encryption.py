@@ -23,7 +23,7 @@ from persona_desktop.adapters.media_vault import MAGIC, media_files
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.store.cipher import SQLITE_HEADER
 from persona_desktop.adapters.store.database import DB_FILE
-from persona_desktop.bootstrap import open_runtime
+from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
 from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_privacy import ExclusionRules
@@ -33,7 +33,7 @@ from persona_desktop.services.ingest import ingest
 from tests.conftest import TEST_PASSPHRASE, Cli, chat_line, write_jsonl
 from tests.screen_support import render_lines, show_window, xvfb
 from tests.speech_support import SENTENCES, synth
-from tests.store_support import kill_when, raw_connect, run_without_passphrase
+from tests.store_support import kill_when, raw_connect, run_without_passphrase, store_key
 
 CHAT_SECRET = "ZEBRAFISH-7731"
 SCREEN_SECRET = "ORCHID"
@@ -266,6 +266,24 @@ def test_fts5_works_in_the_encrypted_store(runtime: object, data_dir: Path) -> N
         assert conn.execute("SELECT text FROM probe_fts WHERE probe_fts MATCH 'brown'").fetchall()
     finally:
         conn.close()
+
+
+def test_sqlite_s_temporary_tables_and_sorts_stay_in_memory(runtime: Runtime, data_dir: Path) -> None:
+    """Search marks matched lines in a scratch FTS5 table in SQLite's temp database, and a
+    big sort spills to temp files. SQLCipher never encrypts those: with `temp_store` FILE
+    (the default of a build without SQLITE_TEMP_STORE=2) matched message text would reach
+    /tmp in the clear. Every connection of the store keeps them in memory, whatever the build."""
+    from persona_desktop.adapters.store.cipher import connect
+
+    with runtime.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA temp_store").scalar() == 2  # MEMORY
+    with runtime.uow.read() as uow:
+        assert uow.connection.exec_driver_sql("PRAGMA temp_store").scalar() == 2
+    other = connect(data_dir / DB_FILE, store_key(data_dir))  # conversions and re-keys use this
+    try:
+        assert other.execute("PRAGMA temp_store").fetchone()[0] == 2
+    finally:
+        other.close()
 
 
 # --- lifecycle: migration, opt-out, re-key -----------------------------------------------

@@ -65,6 +65,9 @@ def connect(
     conn = dbapi.connect(str(path), timeout=timeout, check_same_thread=False, isolation_level=None, uri=uri)
     try:
         apply_key(conn, key)
+        # SQLCipher never encrypts temp files (temp tables such as search's scratch index of
+        # matched lines, big sorts, statement journals): keep them in memory, whatever the build.
+        conn.execute("PRAGMA temp_store = MEMORY")
     except BaseException:
         conn.close()
         raise
