@@ -25,6 +25,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.store_modes import headless_keys  # noqa: E402
+
 START = 1_700_000_000
 WORDS = (  # noqa: SIM905
     "I think we should meet on Sunday near the old bridge, bring the blue bag and the tickets; "
@@ -240,6 +244,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--formats", default=",".join(FORMATS))
     args = parser.parse_args()
+    headless_keys()  # the stores are encrypted: no keyring here, a passphrase of the bench's own
     print(
         f"{'format':14} {'messages':>9} {'file MB':>8} {'seconds':>8} {'msg/s':>8} {'MB/s':>6} {'peak RSS MB':>12}"
     )

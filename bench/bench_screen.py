@@ -53,6 +53,7 @@ from PIL import Image, ImageDraw, ImageFont
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["OMP_THREAD_LIMIT"] = "1"
 
+from bench.store_modes import headless_keys
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import open_runtime
 from persona_desktop.capture.screen_change import ChangeDetector
@@ -433,6 +434,7 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated sequences to run (default: all five)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    headless_keys()
 
     mean_ms, p95_ms, cpu_ms = unchanged_check_ms()
     print(f"unchanged-frame check (1920x1080 BGRA): mean {mean_ms:.2f} ms, p95 {p95_ms:.2f} ms, "

@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["OMP_THREAD_LIMIT"] = "1"
 
+from bench.store_modes import headless_keys
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
 from persona_desktop.bootstrap import open_runtime
@@ -61,6 +62,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=180)
     ap.add_argument("--interval", type=float, default=10)
     args = ap.parse_args()
+    headless_keys()  # the store is encrypted: no keyring here, a passphrase of the bench's own
     if shutil.which("xterm") is None:
         print("xterm is not installed (Debian/Ubuntu: sudo apt install xterm)", file=sys.stderr)
         return 2

@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.recall_fixture import build
+from bench.store_modes import headless_keys
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.domain.model import Author, FactStatus, Kind, NewFragment, SourceInfo, Subject, Trust
 from persona_desktop.domain.proposals import NewFact
@@ -312,6 +313,7 @@ def main() -> None:
     p.add_argument("--only", choices=["search", "recall"])
     p.add_argument("--keep", type=Path, help="build the store in (or reuse it from) this folder")
     args = p.parse_args()
+    headless_keys()  # the store is encrypted: no keyring here, a passphrase of the bench's own
     if args.only != "search":
         bench_recall()
     if args.only != "recall":

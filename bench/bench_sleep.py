@@ -11,7 +11,12 @@ new work, not on the store's size (issue 11: under 1 s at a million).
 Then, on the big store: the same run with every fragment unread (a fresh import of the
 whole store: a run still reads one budget, newest first), and `journal verify`.
 
+Every store is built twice, plaintext and encrypted (SQLCipher); their runs alternate
+(plaintext first in one repeat, encrypted first in the next) and each figure is printed
+for both, with the ratio (issue 13: encryption costs at most 15 %).
+
     .venv/bin/python bench/bench_sleep.py [--fragments 1000000] [--candidates 50000] [--new 1440] [--repeats 3]
+        [--modes plaintext,encrypted]
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.store_modes import MODES, data_dir_for, headless_keys, ratio_line
 from persona_desktop.adapters.ollama_llm import OllamaLLM
 from persona_desktop.adapters.store.tables import utc_text
 from persona_desktop.bootstrap import Runtime, open_runtime
@@ -190,9 +196,9 @@ def one_run(
     return wall, llm, outcome.counters
 
 
-def build(tmp: str, name: str, fragments: int, candidates: int) -> Path:
+def build(tmp: str, name: str, fragments: int, candidates: int, mode: str) -> Path:
     """A store built once and kept closed; each measured run starts from a fresh copy of it."""
-    pristine = Path(tmp) / name
+    pristine = data_dir_for(Path(tmp) / name, mode)
     rt = open_runtime(pristine)
     t0 = time.perf_counter()
     populate(rt, fragments, candidates)
@@ -200,36 +206,70 @@ def build(tmp: str, name: str, fragments: int, candidates: int) -> Path:
         journal = conn.exec_driver_sql("SELECT count(*) FROM revisions").scalar_one()
     rt.close()
     print(
-        f"store {name}: {fragments:,} fragments over 7 days, {candidates:,} candidates, "
+        f"store {name} ({mode}): {fragments:,} fragments over 7 days, {candidates:,} candidates, "
         f"{journal:,} journal entries, built in {time.perf_counter() - t0:.0f} s",
         flush=True,
     )
     return pristine
 
 
-def measure(pristine: Path, server: OllamaServer, label: str, new: int | None, repeats: int) -> float:
-    """The median overhead of `repeats` runs, each on a fresh copy of the store (the machine is shared)."""
-    overheads, cpus = [], []
-    for _ in range(repeats):
-        work = pristine.with_name(pristine.name + "-run")
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.copytree(pristine, work)
-        rt = open_runtime(work)
+def run_copy(
+    pristine: Path, server: OllamaServer, new: int | None
+) -> tuple[float, float, TimedLLM, dict[str, Any]]:
+    """One run on a fresh copy of the store: overhead, cycle CPU, the LLM, the counters."""
+    work = pristine.with_name(pristine.name + "-run")
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(pristine, work)
+    rt = open_runtime(work)
+    try:
         rt.settings.set("sleep.enabled", True)
         rt.settings.set("sleep.quiet_minutes", 0)
         set_unread(rt, new)
         wall, cpu, llm, counters = one_run_timed(rt, server)
+    finally:
         rt.close()
-        overheads.append(wall - llm.seconds)
-        cpus.append(cpu)
-    overhead = statistics.median(overheads)
-    print(
-        f"  {label}: {counters['documents']} documents ({counters['fragments_read']} fragments) read, "
-        f"{llm.calls} LLM calls, in LLM {llm.seconds:.3f} s -> cycle overhead {overhead:.3f} s "
-        f"(median of {', '.join(f'{o:.3f}' for o in overheads)}); cycle CPU {statistics.median(cpus):.3f} s",
-        flush=True,
-    )
-    return overhead
+        shutil.rmtree(work, ignore_errors=True)
+    return wall - llm.seconds, cpu, llm, counters
+
+
+def measure(
+    stores: dict[str, Path], server: OllamaServer, label: str, new: int | None, repeats: int
+) -> dict[str, float]:
+    """Per mode, the median overhead of `repeats` runs, modes alternating (the machine is shared)."""
+    overheads: dict[str, list[float]] = {m: [] for m in stores}
+    cpus: dict[str, list[float]] = {m: [] for m in stores}
+    last: dict[str, tuple[TimedLLM, dict[str, Any]]] = {}
+    for r in range(repeats):
+        for mode in stores if r % 2 == 0 else reversed(list(stores)):
+            overhead, cpu, llm, counters = run_copy(stores[mode], server, new)
+            overheads[mode].append(overhead)
+            cpus[mode].append(cpu)
+            last[mode] = (llm, counters)
+    result: dict[str, float] = {}
+    for mode in stores:
+        llm, counters = last[mode]
+        result[mode] = statistics.median(overheads[mode])
+        result[f"{mode}_cpu"] = statistics.median(cpus[mode])
+        print(
+            f"  [{mode}] {label}: {counters['documents']} documents ({counters['fragments_read']} fragments) "
+            f"read, {llm.calls} LLM calls, in LLM {llm.seconds:.3f} s -> cycle overhead {result[mode]:.3f} s "
+            f"(median of {', '.join(f'{o:.3f}' for o in overheads[mode])}); cycle CPU {result[f'{mode}_cpu']:.3f} s",
+            flush=True,
+        )
+    if len(stores) == 2:
+        print("  " + ratio_line(f"{label}, overhead", result["plaintext"], result["encrypted"], "s"))
+        print("  " + ratio_line(f"{label}, CPU", result["plaintext_cpu"], result["encrypted_cpu"], "s"))
+    return result
+
+
+def verify_time(pristine: Path) -> tuple[float, int, str]:
+    rt = open_runtime(pristine)
+    try:
+        t0 = time.perf_counter()
+        check = verify_journal(rt.uow)
+        return time.perf_counter() - t0, check.entries, check.message
+    finally:
+        rt.close()
 
 
 def main() -> None:
@@ -240,49 +280,54 @@ def main() -> None:
         "--new", type=int, default=1440, help="unread fragments in the steady state (the new work)"
     )
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--modes", default=",".join(MODES), help="plaintext, encrypted, or both (the default)")
     args = ap.parse_args()
+    modes = [m for m in MODES if m in args.modes.split(",")]
+    headless_keys()
     candidates = min(args.candidates, SMALL)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+    figures: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp, OllamaServer() as server:
-        small = build(tmp, "small", SMALL, candidates)
+        small = {m: build(tmp, f"small-{m}", SMALL, candidates, m) for m in modes}
         small_overhead = measure(
             small, server, f"{SMALL:,} fragments, {args.new:,} new", args.new, args.repeats
         )
-        shutil.rmtree(small)
-        big = build(tmp, "big", args.fragments, args.candidates)
+        for path in small.values():
+            shutil.rmtree(path)
+        big = {m: build(tmp, f"big-{m}", args.fragments, args.candidates, m) for m in modes}
         big_overhead = measure(
             big, server, f"{args.fragments:,} fragments, {args.new:,} new", args.new, args.repeats
         )
         backlog_overhead = measure(
             big, server, f"{args.fragments:,} fragments, all unread", None, args.repeats
         )
-        print(
-            f"cycle overhead: {small_overhead:.3f} s at {SMALL:,} fragments, {big_overhead:.3f} s at "
-            f"{args.fragments:,} (ratio {big_overhead / small_overhead:.2f}; target < 1 s), "
-            f"{backlog_overhead:.3f} s with all {args.fragments:,} unread"
-        )
-        share = big_overhead / (big_overhead + 25 * 1.0)
-        print(
-            f"overhead share with 1 s per LLM call (computed, 25 calls): {share * 100:.2f} %  (target < 5 %)"
-        )
-        rt = open_runtime(big)
-        t0 = time.perf_counter()
-        check = verify_journal(rt.uow)
-        verify_s = time.perf_counter() - t0
-        rt.close()
-        print(f"journal verify: {check.entries:,} entries in {verify_s:.2f} s ({check.message})")
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-        print(
-            json.dumps(
-                {
-                    "overhead_small_s": round(small_overhead, 3),
-                    "overhead_big_s": round(big_overhead, 3),
-                    "overhead_all_unread_s": round(backlog_overhead, 3),
-                    "journal_verify_s": round(verify_s, 2),
-                    "journal_entries": check.entries,
-                }
+        for mode in modes:
+            print(
+                f"[{mode}] cycle overhead: {small_overhead[mode]:.3f} s at {SMALL:,} fragments, "
+                f"{big_overhead[mode]:.3f} s at {args.fragments:,} (ratio "
+                f"{big_overhead[mode] / small_overhead[mode]:.2f}; target < 1 s), "
+                f"{backlog_overhead[mode]:.3f} s with all {args.fragments:,} unread"
             )
-        )
+            share = big_overhead[mode] / (big_overhead[mode] + 25 * 1.0)
+            print(
+                f"[{mode}] overhead share with 1 s per LLM call (computed, 25 calls): {share * 100:.2f} %  "
+                "(target < 5 %)"
+            )
+            verify_s, entries, message = verify_time(big[mode])
+            print(f"[{mode}] journal verify: {entries:,} entries in {verify_s:.2f} s ({message})")
+            figures[mode] = {
+                "overhead_small_s": round(small_overhead[mode], 3),
+                "overhead_big_s": round(big_overhead[mode], 3),
+                "overhead_all_unread_s": round(backlog_overhead[mode], 3),
+                "cpu_big_s": round(big_overhead[f"{mode}_cpu"], 3),
+                "journal_verify_s": round(verify_s, 2),
+                "journal_entries": entries,
+            }
+        if len(modes) == 2:
+            figures["ratio_big"] = round(big_overhead["encrypted"] / big_overhead["plaintext"], 3)
+            figures["cpu_ratio_big"] = round(big_overhead["encrypted_cpu"] / big_overhead["plaintext_cpu"], 3)
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":

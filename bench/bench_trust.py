@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from trust_cases import HOME_LINES, Case, cases
 
+from bench.store_modes import headless_keys
 from persona_desktop.adapters.chat import open_chat_export
 from persona_desktop.adapters.ollama_llm import OllamaLLM
 from persona_desktop.bootstrap import Runtime, open_runtime
@@ -273,6 +274,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="also list the inferred cases that waited")
     args = parser.parse_args()
+    headless_keys()  # the store is encrypted: no keyring here, a passphrase of the bench's own
     part_a(args.verbose)
     part_b()
     grounder_cost()

@@ -6,6 +6,9 @@ Review window with N waiting candidates and M facts on a real SQLite file:
 time to open and show (until the Waiting tab is filled and painted), approve latency
 and undo latency (click to table updated), and the RSS of the idle tray app process.
 Targets: open < 300 ms, approve and undo < 50 ms each, idle RSS < 150 MB.
+
+Run on a plaintext store and on an encrypted (SQLCipher) one in the same run; the
+ratios encrypted/plaintext are printed (target: at most 15 % slower).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for bench.store_modes and tests.ui_support
+
+from bench.store_modes import MODES, data_dir_for, headless_keys, ratio_line
 from persona_desktop.adapters.store.unit_of_work import SqlUnitOfWorkFactory
 from persona_desktop.app import build_context
 from persona_desktop.bootstrap import Runtime, open_runtime
@@ -150,15 +156,25 @@ def _wait(app: QApplication, cond, timeout: float = 60.0) -> None:  # type: igno
         time.sleep(0.0005)
 
 
-def bench_review(data_dir: Path, pending: int, facts: int, rounds: int) -> None:
+def seed_store(data_dir: Path, pending: int, facts: int, mode: str) -> None:
+    rt = open_runtime(data_dir)
+    try:
+        t0 = time.perf_counter()
+        seed(rt, pending, facts)
+        print(
+            f"[{mode}] seeded {pending} waiting candidates and {facts} facts in {time.perf_counter() - t0:.1f} s"
+        )
+    finally:
+        rt.close()
+
+
+def bench_review(data_dir: Path, pending: int, rounds: int) -> dict[str, list[float]]:
+    """Open the review window (twice: the second, warm open counts), then approve and undo `rounds` times."""
     app = QApplication.instance() or QApplication(["bench"])
     rt = open_runtime(data_dir)
-    t0 = time.perf_counter()
-    seed(rt, pending, facts)
-    print(f"seeded {pending} waiting candidates and {facts} facts in {time.perf_counter() - t0:.1f} s")
     ctx = build_context(rt)
     opens = []
-    for _ in range(3):
+    for _ in range(2):
         t0 = time.perf_counter()
         w = ReviewWindow(ctx)
         w.show()
@@ -167,15 +183,11 @@ def bench_review(data_dir: Path, pending: int, facts: int, rounds: int) -> None:
         w.pending_table.viewport().repaint()
         opens.append((time.perf_counter() - t0) * 1000)
         _wait(app, lambda w=w: not w.ops.busy())
-        if len(opens) < 3:
+        if len(opens) < 2:
             w.shutdown()
             w.close()
             w.deleteLater()
             app.processEvents()
-    print(
-        f"review window open+show with {pending} waiting / {facts} facts: "
-        f"median {statistics.median(opens):.0f} ms (runs: {', '.join(f'{x:.0f}' for x in opens)}; target < 300 ms)"
-    )
     approves, undos = [], []
     for _ in range(rounds):
         w.pending_table.selectRow(0)
@@ -191,15 +203,10 @@ def bench_review(data_dir: Path, pending: int, facts: int, rounds: int) -> None:
         _wait(app, lambda n=n: len(w.pending.rows) == n)
         undos.append((time.perf_counter() - t0) * 1000)
         _wait(app, lambda: not w.ops.busy())
-    print(
-        f"approve latency: median {statistics.median(approves):.1f} ms, max {max(approves):.1f} ms ({rounds} rounds; target < 50 ms)"
-    )
-    print(
-        f"undo latency:    median {statistics.median(undos):.1f} ms, max {max(undos):.1f} ms ({rounds} rounds; target < 50 ms)"
-    )
     w.shutdown()
     w.close()
     rt.close()
+    return {"open_ms": [opens[-1]], "approve_ms": approves, "undo_ms": undos}
 
 
 def _rss_mb(pid: int) -> float:
@@ -210,7 +217,7 @@ def _rss_mb(pid: int) -> float:
     raise RuntimeError("no VmRSS")
 
 
-def bench_idle_rss(data_dir: Path, settle: float) -> None:
+def bench_idle_rss(data_dir: Path, settle: float, mode: str = "") -> float:
     env = {**os.environ}
     xserver = None
     try:
@@ -226,18 +233,24 @@ def bench_idle_rss(data_dir: Path, settle: float) -> None:
         [sys.executable, "-m", "persona_desktop", "--data-dir", str(data_dir)],
         cwd=REPO,
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # "running, data dir ...": the store is open (the key derived)
+        if "running" not in line:
+            raise RuntimeError(f"the app did not start: {line!r}")
         time.sleep(settle)
         samples = []
         for _ in range(5):
             samples.append(_rss_mb(proc.pid))
             time.sleep(0.5)
         print(
-            f"idle tray app RSS ({where}, {settle:.0f} s after start, same store): {max(samples):.0f} MB (target < 150 MB)"
+            f"[{mode}] idle tray app RSS ({where}, {settle:.0f} s after it opened the store): {max(samples):.0f} MB (target < 150 MB)"
         )
+        return max(samples)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -256,15 +269,38 @@ def main() -> None:
     p.add_argument("--facts", type=int, default=10000)
     p.add_argument("--rounds", type=int, default=20)
     p.add_argument("--settle", type=float, default=5.0)
+    p.add_argument("--pairs", type=int, default=3, help="plaintext/encrypted measurement pairs, alternating")
     args = p.parse_args()
+    headless_keys()
     tmp = Path(tempfile.mkdtemp(prefix="bench-ui-"))
+    samples: dict[str, dict[str, list[float]]] = {m: {} for m in MODES}
     try:
-        data = tmp / "data"
-        bench_review(data, args.candidates, args.facts, args.rounds)
-        (data / "settings.json").write_text('{"app.first_run_done": true}\n')
-        bench_idle_rss(data, args.settle)
+        data = {m: data_dir_for(tmp, m, {"app.first_run_done": True}) for m in MODES}
+        for mode in MODES:
+            seed_store(data[mode], args.candidates, args.facts, mode)
+        per_pair = max(1, args.rounds // args.pairs)
+        for i in range(args.pairs):  # alternate which goes first: the machine's load drifts
+            for mode in MODES if i % 2 == 0 else tuple(reversed(MODES)):
+                for key, values in bench_review(data[mode], args.candidates, per_pair).items():
+                    samples[mode].setdefault(key, []).extend(values)
+        for mode in MODES:
+            s = samples[mode]
+            print(
+                f"[{mode}] review window open+show with {args.candidates} waiting / {args.facts} facts: median "
+                f"{statistics.median(s['open_ms']):.0f} ms (runs: {', '.join(f'{x:.0f}' for x in s['open_ms'])}; "
+                f"target < 300 ms); approve median {statistics.median(s['approve_ms']):.1f} ms, undo median "
+                f"{statistics.median(s['undo_ms']):.1f} ms ({len(s['approve_ms'])} rounds; target < 50 ms)"
+            )
+        for mode in MODES if args.pairs % 2 == 0 else tuple(reversed(MODES)):
+            samples[mode]["rss_mb"] = [bench_idle_rss(data[mode], args.settle, mode)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    med = {m: {k: statistics.median(v) for k, v in samples[m].items()} for m in MODES}
+    plain, enc = med["plaintext"], med["encrypted"]
+    print(ratio_line("review window open+show (median)", plain["open_ms"], enc["open_ms"], "ms"))
+    print(ratio_line("approve latency (median)", plain["approve_ms"], enc["approve_ms"], "ms"))
+    print(ratio_line("undo latency (median)", plain["undo_ms"], enc["undo_ms"], "ms"))
+    print(ratio_line("idle tray app RSS", plain["rss_mb"], enc["rss_mb"], "MB"))
 
 
 if __name__ == "__main__":

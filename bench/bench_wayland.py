@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["OMP_THREAD_LIMIT"] = "1"
 
+from bench.store_modes import headless_keys
 from persona_desktop.bootstrap import open_runtime
 from persona_desktop.capture.screen_ports import ScreenGrabber, WindowInfo
 from persona_desktop.capture.screen_setup import DesktopCapture, build_screen_loop, screen_support
@@ -190,6 +191,7 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=30)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    headless_keys()  # the store is encrypted: no keyring here, a passphrase of the bench's own
     base = Path(tempfile.mkdtemp(prefix="bench-wayland-"))
     results = run_wayland(base, args.frames, ("portal", "grim"))
     results["mss"] = run_x11(base, args.frames)

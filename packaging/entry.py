@@ -128,6 +128,39 @@ def _bundle_check() -> int:
             ).scalar_one()
         engine.dispose()
 
+    # Encryption at rest: SQLCipher, AES-GCM for kept media, scrypt, and the keyring's backends.
+    import keyring
+    import sqlcipher3.dbapi2 as sqlcipher
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from persona_desktop.adapters.media_vault import MediaVault
+    from persona_desktop.adapters.store.cipher import SQLITE_HEADER, connect, file_state
+
+    report["sqlcipher"] = sqlcipher.connect(":memory:").execute("PRAGMA cipher_version").fetchone()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "probe.sqlite3"
+        conn = connect(db, os.urandom(32))
+        conn.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")  # FTS5 is in the bundled SQLite
+        conn.execute("INSERT INTO probe VALUES ('bundle check')")
+        conn.close()
+        if db.read_bytes()[:16] == SQLITE_HEADER or file_state(db).value != "encrypted":
+            print("bundle-check: SQLCipher wrote a plain SQLite file", file=sys.stderr)
+            return 1
+        vault = MediaVault(Path(tmp), {1: AESGCM.generate_key(bit_length=256)}, seal=True)
+        vault.write(Path(tmp) / "screens" / "probe.png", b"crop")
+        report["media_sealed"] = vault.read(Path(tmp) / "screens" / "probe.png") == b"crop"
+    # The Secret Service backend must be in the bundle; whether it is usable depends on the
+    # session (no D-Bus here: the key then goes under a passphrase).
+    from keyring.backends import SecretService
+
+    try:
+        SecretService.Keyring.priority  # noqa: B018 (raises when secretstorage is missing or no D-Bus)
+        report["keyring_secret_service"] = "usable"
+    except Exception as exc:
+        missing = isinstance(exc, ImportError) or "secretstorage" in str(exc).lower()
+        report["keyring_secret_service"] = "missing" if missing else "importable, no session bus"
+    report["keyring_in_use"] = type(keyring.get_keyring()).__module__
+
     # Qt: offscreen application, a widget, the tray class, multimedia, the xcb plugin on disk.
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QLibraryInfo

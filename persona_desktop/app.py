@@ -37,15 +37,19 @@ from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.private_files import ensure_private_dir
+from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
 from persona_desktop.ui.own_windows import NOTIFICATION_SECONDS, OwnWindowTracker
+from persona_desktop.ui.passphrase_dialog import ask_passphrase
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
 from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
+from persona_desktop.ui.storage_watch import StorageWatch
 from persona_desktop.ui.tray import Tray
 
 MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under the data dir
@@ -115,6 +119,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         diagnoser=_diagnoser,
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
         embedder=rt.embedder,
+        media_reader=MediaReader(rt.data_dir, rt.media),
     )
 
 
@@ -210,6 +215,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
                 device=device,
                 data_dir=rt.data_dir,
                 keep_audio=bool(s.get("capture.keep_audio")),
+                media=rt.media,
                 audio_retention_days=int(s.get("capture.audio_retention_days")),
                 text_retention_days=int(s.get("capture.text_retention_days")),
             )
@@ -325,6 +331,23 @@ def install_crash_hook(data_dir: Path | None) -> tuple[CrashHook, CrashDialog]:
     return CrashHook(data_dir, dialog.report.emit).install(), dialog
 
 
+def storage_watch(shell: Shell, trim: bool = True) -> StorageWatch:
+    """Disk space and the storage budget, told through the tray; holds capture when the disk is full.
+
+    `trim` False (a damaged store opened read-only): measure and warn, never delete."""
+    capture = shell.capture
+
+    def hold(on: bool) -> None:
+        if on:
+            capture.hold("the disk is almost full")
+        else:
+            capture.release()
+
+    watch = StorageWatch(shell.ctx, hold, parent=shell, trim=trim)
+    watch.message.connect(lambda msg: shell.notify("Persona Desktop: storage", msg))
+    return watch
+
+
 def _application(argv: list[str]) -> QApplication:
     app = QApplication.instance()
     if isinstance(app, QApplication):
@@ -381,19 +404,23 @@ def _instance_lock(data_dir: Path, name: str) -> QLockFile | None:
 
 def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     app = _application(["persona-desktop", *qt_args])
-    hook, _dialog = install_crash_hook(data_dir or default_data_dir())
-    open_log(data_dir or default_data_dir())  # `log.exception` of workers goes there, not to stderr
-    try:
-        rt = open_runtime(data_dir)
-    except PersonaError as exc:
-        QMessageBox.critical(None, "Persona Desktop", str(exc))
-        raise
-    name = server_name(rt.data_dir)
-    lock = _instance_lock(rt.data_dir, name)
+    resolved = data_dir if data_dir is not None else default_data_dir()
+    hook, _dialog = install_crash_hook(resolved)
+    open_log(resolved)  # `log.exception` of workers goes there, not to stderr
+    ensure_private_dir(resolved)
+    name = server_name(resolved)
+    # Before the store is opened: a second launch must not ask for the passphrase again.
+    lock = _instance_lock(resolved, name)
     if lock is None:
         print("persona-desktop is already running; its review window was brought forward")
-        rt.close()
+        hook.uninstall()
         return 0
+    try:
+        rt = open_runtime(data_dir, ask_passphrase)
+    except PersonaError as exc:
+        lock.unlock()
+        QMessageBox.critical(None, "Persona Desktop", str(exc))
+        raise
     instance = SingleInstance(name)
     instance.listen()
     print(f"persona-desktop: running, data dir {rt.data_dir}", flush=True)
@@ -411,9 +438,12 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     if not ctx.settings.get("app.first_run_done"):
         shell.open_first_run()
     shell.start()
+    watch = storage_watch(shell, trim=not rt.read_only)
+    watch.start()
     keepalive = _python_signals(app)
     code = app.exec()
     keepalive.stop()
+    watch.stop()
     clean = shell.shutdown()
     instance.close()
     lock.unlock()

@@ -14,10 +14,12 @@ from pathlib import Path
 import platformdirs
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.database import is_read_only, open_database
+from persona_desktop.adapters.keys.store_key import KeySource
+from persona_desktop.adapters.store.database import is_read_only
+from persona_desktop.adapters.store.open_store import OpenedStore, open_store
 from persona_desktop.adapters.store.unit_of_work import SqlUnitOfWorkFactory, utc_now
 from persona_desktop.config import SETTINGS_FILE, Settings
-from persona_desktop.ports import LLM, Embedder
+from persona_desktop.ports import LLM, Embedder, MediaFiles, PassphrasePrompt
 from persona_desktop.private_files import ensure_private_dir
 
 APP_NAME = "persona-desktop"
@@ -46,7 +48,13 @@ class Runtime:
     settings: Settings
     engine: sa.Engine
     uow: SqlUnitOfWorkFactory
+    store: OpenedStore
     clock: SystemClock = field(default_factory=SystemClock)
+
+    @property
+    def media(self) -> MediaFiles:
+        """Kept crops and clips: sealed with the store's media key when the store is encrypted."""
+        return self.store.media
 
     def llm(self) -> LLM:
         from persona_desktop.adapters.ollama_llm import OllamaLLM
@@ -70,7 +78,7 @@ class Runtime:
         )
 
     def close(self) -> None:
-        self.engine.dispose()
+        self.store.close()
 
     @property
     def read_only(self) -> bool:
@@ -82,10 +90,23 @@ def load_settings(data_dir: Path | None) -> Settings:
     return Settings.load(settings_path(data_dir))
 
 
-def open_runtime(data_dir: Path | None) -> Runtime:
+def open_runtime(
+    data_dir: Path | None, prompt: PassphrasePrompt | None = None, encrypted: bool | None = None
+) -> Runtime:
+    """Open the data dir's store as `storage.encrypted` says (migrating it if it says otherwise).
+
+    `prompt` asks the owner for the passphrase when no OS keyring holds the key and
+    PERSONA_DESKTOP_PASSPHRASE is unset (the terminal's getpass, or the app's dialog).
+    `encrypted` overrides the setting (`config set storage.encrypted` migrates first and
+    saves the setting only once that worked)."""
     explicit = data_dir
     resolved = data_dir if data_dir is not None else default_data_dir()
     settings = load_settings(explicit if explicit is not None else None)
     ensure_private_dir(resolved)
-    engine = open_database(resolved)
-    return Runtime(resolved, settings, engine, SqlUnitOfWorkFactory(engine))
+    store = open_store(
+        resolved,
+        encrypted=bool(settings.get("storage.encrypted")) if encrypted is None else encrypted,
+        keys=KeySource(resolved, prompt),
+        now=utc_now(),
+    )
+    return Runtime(resolved, settings, store.engine, SqlUnitOfWorkFactory(store.engine), store)

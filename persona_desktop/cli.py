@@ -42,10 +42,11 @@ def _data_dir(args: argparse.Namespace) -> Path | None:
     return Path(given).expanduser()
 
 
-def _runtime(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _runtime(args: argparse.Namespace, encrypted: bool | None = None):  # type: ignore[no-untyped-def]
+    from persona_desktop.adapters.keys.terminal import terminal_prompt
     from persona_desktop.bootstrap import open_runtime
 
-    rt = open_runtime(_data_dir(args))
+    rt = open_runtime(_data_dir(args), terminal_prompt(), encrypted)
     if rt.read_only:
         print(
             f"persona-desktop: warning: the store in {rt.data_dir} is damaged and was opened read-only: "
@@ -199,6 +200,7 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
                     recorded_at=recorded_at,
                     data_dir=rt.data_dir,
                     keep_audio=keep,
+                    media=rt.media,
                 )
                 [result] = ingest(rt.uow, [(source, fragments)], rt.clock.now())
             except PersonaError as exc:
@@ -882,10 +884,17 @@ def cmd_review_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sources(args: argparse.Namespace) -> int:
+    from persona_desktop.services.storage_budget import measure
+
     rt = _runtime(args)
     try:
         with rt.uow.read() as uow:
             items = uow.sources.all()
+        usage = (
+            []
+            if args.json
+            else measure(rt.uow, rt.data_dir, int(rt.settings.get("storage.max_mb")), True).lines()
+        )
     finally:
         rt.close()
     if args.json:
@@ -901,6 +910,8 @@ def cmd_sources(args: argparse.Namespace) -> int:
         return 0
     for i, s, n in items:
         print(f"#{i:<5} {s.kind.value:6} {n:>6} fragment(s)  {s.key}  ({s.label})")
+    for line in usage:
+        print(line)
     return 0
 
 
@@ -1019,8 +1030,75 @@ def cmd_config(args: argparse.Namespace) -> int:
         sync_autostart(
             bool(settings.get(args.key)), ["--data-dir", str(data_dir.resolve())] if data_dir else []
         )
+    if args.key == "storage.encrypted":
+        _apply_encryption_setting(args, bool(settings.get(args.key)))
     settings.save()
     print(f"{args.key} = {settings.format(args.key)}")
+    return 0
+
+
+def _apply_encryption_setting(args: argparse.Namespace, encrypted: bool) -> None:
+    """Encrypt or decrypt the store now (opening it does); the setting is saved only if that worked."""
+    if not encrypted:
+        print(
+            "persona-desktop: warning: the store, kept crops and clips are being decrypted: anyone who can "
+            "read the data dir (a backup, a stolen disk, another admin) can then read everything captured",
+            file=sys.stderr,
+        )
+    rt = _runtime(args, encrypted)
+    try:
+        state = "encrypted" if rt.store.encrypted else "not encrypted"
+    finally:
+        rt.close()
+    print(f"the store in {rt.data_dir} is {state}")
+
+
+# --- storage ----------------------------------------------------------------------------
+
+
+def cmd_storage(args: argparse.Namespace) -> int:
+    """`storage`: what uses the space; `storage trim`; `storage passphrase` / `storage keyring` re-key."""
+    from persona_desktop.services.storage_budget import enforce_budget, measure
+
+    rt = _runtime(args)
+    try:
+        budget = int(rt.settings.get("storage.max_mb"))
+        if args.action in ("passphrase", "keyring"):
+            return _change_key(rt, to_keyring=args.action == "keyring")
+        if args.action == "trim":
+            result = enforce_budget(rt.uow, rt.data_dir, budget, rt.clock.now())
+            if result.before.fraction <= 1.0:
+                print(f"under the budget ({result.before.fraction:.0%} of {budget} MB): nothing to trim")
+                return 0
+            print(
+                f"trimmed {result.captures} capture(s), {result.fragments} fragment(s), "
+                f"{result.media_files} crop/clip file(s); now {result.after.fraction:.0%} of the budget"
+                + ("; still over it: only cited captures and chat are left" if result.still_over else "")
+            )
+            return 0
+        report = measure(rt.uow, rt.data_dir, budget, detailed=True)
+        key = rt.store.key_source
+    finally:
+        rt.close()
+    if args.json:
+        _emit_json({"encrypted": key is not None, "key": key, **report.as_json()})
+        return 0
+    protection = {"keyring": "key in the OS keyring", "passphrase": "key under your passphrase"}
+    print(f"encrypted: {'yes, ' + protection[key] if key else 'no (storage.encrypted false)'}")
+    for line in report.lines():
+        print(line)
+    return 0
+
+
+def _change_key(rt: Any, *, to_keyring: bool) -> int:
+    protection = rt.store.change_key(to_keyring=to_keyring)
+    with rt.uow() as uow:
+        uow.journal.append(
+            at=rt.clock.now(), actor="owner", action="store.rekeyed", entity="store", data={"key": protection}
+        )
+        uow.commit()
+    where = "in the OS keyring" if protection == "keyring" else "under the new passphrase"
+    print(f"the store was re-keyed: a new key, kept {where}; the old key no longer opens it")
     return 0
 
 
@@ -1205,6 +1283,14 @@ def build_parser() -> argparse.ArgumentParser:
     jour.add_argument("--limit", type=_count)
     jour.add_argument("--json", action="store_true")
     jour.set_defaults(handler=cmd_journal)
+
+    storage = sub.add_parser(
+        "storage",
+        help="what uses the space; `storage trim`; `storage passphrase` or `storage keyring` re-key the store",
+    )
+    storage.add_argument("action", nargs="?", choices=["trim", "passphrase", "keyring"])
+    storage.add_argument("--json", action="store_true")
+    storage.set_defaults(handler=cmd_storage)
 
     config = sub.add_parser("config", help="read or change a setting")
     config.add_argument("action", choices=["get", "set", "list"])

@@ -392,6 +392,28 @@ SETTINGS: dict[str, Setting] = {
         ),
         _s("export.enabled", bool, False, "Mirror approved facts and skills into a Markdown folder."),
         _s("export.path", str, "", "Folder for the Markdown export (an Obsidian vault works)."),
+        _s(
+            "storage.encrypted",
+            bool,
+            True,
+            "Keep the store, kept crops and clips encrypted (key in the OS keyring, else a passphrase).",
+        ),
+        _s(
+            "storage.max_mb",
+            int,
+            2048,
+            "Storage budget in MB: past 80 % the tray warns; past 100 % the oldest captures no fact cites go.",
+            minimum=10,
+            maximum=10_000_000,
+        ),
+        _s(
+            "storage.min_free_mb",
+            int,
+            1024,
+            "Capture pauses while the disk holding the data dir has less free space than this (MB).",
+            minimum=0,
+            maximum=10_000_000,
+        ),
         _s("app.first_run_done", bool, False, "The first-run explanation has been shown."),
         _s("app.start_at_login", bool, False, "Start Persona Desktop at login (XDG autostart)."),
     ]

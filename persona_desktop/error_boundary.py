@@ -8,7 +8,8 @@ kinds of failure, after qutebrowser's split of user errors and bugs:
   read-only file system, SQLite's own errors): turned into one line naming the path;
 - anything else is a bug: "internal error (TypeError)", the log file's path, and a
   request to report it. Never the exception's text, which may quote the owner's
-  messages; the traceback (with it) goes to the log, 0600 in the data dir.
+  messages; the traceback goes to the log, 0600 in the data dir, without it either
+  (the log is plain text beside an encrypted store: `private_log.py` says what it keeps).
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ import errno
 import logging
 import logging.handlers
 import os
-import sqlite3
 import sys
-import traceback
 from pathlib import Path
 from types import TracebackType
 
 from persona_desktop.errors import PersonaError
 from persona_desktop.private_files import ensure_private_dir, ensure_private_file
+from persona_desktop.private_log import PrivateFormatter
 
 LOG_DIR = "logs"
 LOG_FILE = "persona-desktop.log"
@@ -74,7 +74,7 @@ def open_log(data_dir: Path | None) -> Path | None:
             old.close()
         handler.name = _HANDLER_NAME
         handler.setLevel(logging.WARNING)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(PrivateFormatter())
         root.addHandler(handler)
         return path
     return None
@@ -82,9 +82,10 @@ def open_log(data_dir: Path | None) -> Path | None:
 
 def environment_failure(exc: BaseException, db_path: Path | None = None) -> str | None:
     """One line for a failure of the machine rather than of the code, else None."""
+    from persona_desktop.adapters.store.cipher import DriverError
     from persona_desktop.adapters.store.failures import disk_full, store_failure
 
-    if isinstance(exc, sqlite3.Error) or type(exc).__module__.startswith("sqlalchemy"):
+    if isinstance(exc, DriverError) or type(exc).__module__.startswith("sqlalchemy"):
         failure = store_failure(exc, db_path or Path("persona.sqlite3"))
         return None if failure is None else str(failure)
     if isinstance(exc, OSError):
@@ -123,8 +124,9 @@ def record(
 ) -> Path | None:
     """Write the traceback to the log; its path, or None when no log could be written."""
     path = open_log(data_dir)
-    text = "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
-    log.error("%s%s", f"{context}: " if context else "", text.rstrip())
+    if tb is not None and exc.__traceback__ is None:
+        exc = exc.with_traceback(tb)
+    log.error(context or "failure", exc_info=exc)  # frames and types only: see private_log.py
     return path
 
 

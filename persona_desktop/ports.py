@@ -6,11 +6,12 @@ which. Services and the ui only ever see these types.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
@@ -412,6 +413,37 @@ class Embedder(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class StoreSpace:
+    """What the database uses: its live pages, and (when asked) an estimate per kind."""
+
+    used_bytes: int  # pages in use (free pages are reused before the file grows)
+    file_bytes: int  # the file on disk, with its WAL
+    text_by_kind: Mapping[Kind, int]  # bytes of fragment rows per kind (text, locator); empty unless detailed
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureToFree:
+    """A screen capture or speech recording that no fact and no waiting candidate cites."""
+
+    source_id: int
+    kind: Kind
+    captured_at: datetime
+    fragments: int
+    text_bytes: int  # its fragments' text and locators: what deleting it frees in the database
+
+
+class StorageRepository(Protocol):
+    def space(self, detailed: bool = False) -> StoreSpace: ...
+    def uncited_captures(self, limit: int) -> list[CaptureToFree]:
+        """Oldest first."""
+        ...
+
+    def reclaim(self) -> None:
+        """Give freed pages back to the file system where the store allows it."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One transaction: committed by `commit()`, rolled back otherwise on exit."""
 
@@ -427,6 +459,7 @@ class UnitOfWork(Protocol):
     skills: SkillRepository
     search: SearchIndex
     embeddings: EmbeddingStore
+    storage: StorageRepository
 
     def __enter__(self) -> UnitOfWork: ...
     def __exit__(self, *exc: object) -> None: ...
@@ -533,3 +566,31 @@ class Transcriber(Protocol):
     def close(self) -> None:
         """Free the model and stop any idle timer."""
         ...
+
+
+# --- kept media (screen crops, speech clips) ----------------------------------------------
+
+
+class MediaFiles(Protocol):
+    """Where kept crops and clips are written and read: sealed when the store is encrypted."""
+
+    def write(self, path: Path, data: bytes, mtime: float | None = None) -> None:
+        """Atomically, private (0600); `mtime` is when it was captured (retention counts from it)."""
+        ...
+
+    def read(self, path: Path) -> bytes:
+        """The plain content; raises PersonaError when it cannot be opened."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PassphraseRequest:
+    """What a passphrase prompt (terminal or dialog) is asked for."""
+
+    data_dir: Path
+    new: bool = False  # choosing a passphrase: ask twice
+    retry: str = ""  # why the last one was refused, shown above the field
+
+
+PassphrasePrompt = Callable[[PassphraseRequest], "str | None"]
+"""Returns the passphrase typed, or None when the owner cancelled."""

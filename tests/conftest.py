@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from persona_desktop.adapters.keys import key_info
+from persona_desktop.adapters.keys.key_info import ScryptParams
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.cli import main as cli_main
 from tests.ollama_server import OllamaServer
@@ -30,6 +32,23 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
     monkeypatch.delenv("PERSONA_DATA_DIR", raising=False)
+    _encrypted_stores(monkeypatch)
+
+
+TEST_PASSPHRASE = "correct horse battery staple"
+FAST_SCRYPT = ScryptParams(n=2**12, r=8, p=1)
+
+
+def _encrypted_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test's store is encrypted, as the owner's is by default: with no OS keyring
+    here (tests/test_keyring.py runs a real one), the key comes from the passphrase in
+    the environment, which child processes inherit. New stores made in this process use
+    a cheap scrypt cost (4 MiB); the cost is stored with the store, so a child process
+    opening it pays the same. The default cost is checked by its own test."""
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    monkeypatch.setenv("PERSONA_DESKTOP_PASSPHRASE", TEST_PASSPHRASE)
+    monkeypatch.delenv("PERSONA_DESKTOP_NEW_PASSPHRASE", raising=False)
+    monkeypatch.setattr(key_info, "DEFAULT_SCRYPT", FAST_SCRYPT)
 
 
 @pytest.fixture

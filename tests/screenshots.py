@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
                 **server.env(),
                 "PULSE_SERVER": "unix:/nonexistent/persona-no-sound",
                 "OMP_THREAD_LIMIT": "1",
+                # the demo store is encrypted, as every store is by default; no keyring here
+                "PERSONA_DESKTOP_PASSPHRASE": "screenshots passphrase",
+                "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
             }
             proc = subprocess.run(
                 [sys.executable, "-m", "tests.screenshots", "--render", str(out)],

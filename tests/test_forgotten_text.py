@@ -4,18 +4,23 @@ A deleted row's bytes stay in SQLite's free space, and FTS5 records a deletion a
 tombstone that repeats every deleted word. These tests store a word no other text holds,
 forget it the ways the owner can (a source, a day, retention, deleting all captures, an
 undone fact), and then read what an attacker with the disk would read: the database file
-and its WAL byte for byte, and the full-text indexes' own segment tables.
+and its WAL byte for byte, and the full-text indexes' own segment tables. Both kinds of store: the default encrypted
+one is read with its key (someone who later learns the passphrase, or reaches the keyring,
+reads its free pages too), the owner's plaintext opt-out as it is.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlcipher3.dbapi2 as sqlcipher
 
+from persona_desktop.adapters.store.cipher import connect
 from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, Trust
@@ -24,6 +29,7 @@ from persona_desktop.services.data_admin import delete_captured_data
 from persona_desktop.services.screen_retention import purge_expired_fragments
 from persona_desktop.services.search import search
 from tests.search_support import add_source, approved_fact, source_id
+from tests.store_support import readable_bytes, store_key
 
 SECRET = "zqxjvorb"  # porter leaves it whole; nothing else in these stores starts with "zq"
 # FTS5 stores a term after the prefix it shares with the term before it: the tail is always there.
@@ -37,34 +43,41 @@ FTS_TABLES = [
 ]
 
 
+@pytest.fixture(params=["encrypted", "plaintext"])
+def data_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    if request.param == "plaintext":  # the owner's opt-out
+        data.mkdir(mode=0o700)
+        (data / "settings.json").write_text(json.dumps({"storage.encrypted": False}) + "\n")
+    return data
+
+
 @pytest.fixture(autouse=True)
 def _library_default_keeps_deleted_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's own default is to leave deleted bytes in free space. Debian's build turns
     secure_delete on by default, others (python.org's, SQLCipher's wheels) may not: so
-    every connection here starts with it off, and only the store's own setting counts."""
-    connect = sqlite3.dbapi2.connect
+    every connection here, of either library, starts with it off, and only the store's own
+    setting counts."""
+    for module in (sqlite3.dbapi2, sqlcipher):
+        library_connect = module.connect
 
-    def insecure_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        conn = connect(*args, **kwargs)
-        conn.execute("PRAGMA secure_delete=OFF")
-        return conn
+        def insecure_connect(*args: Any, _connect: Any = library_connect, **kwargs: Any) -> Any:
+            conn = _connect(*args, **kwargs)
+            conn.execute("PRAGMA secure_delete=OFF")
+            return conn
 
-    monkeypatch.setattr(sqlite3.dbapi2, "connect", insecure_connect)
+        monkeypatch.setattr(module, "connect", insecure_connect)
 
 
-def _raw(data_dir: Path) -> sqlite3.Connection:
-    """Any tool that can open the file (read-only: it must not checkpoint what it reads)."""
-    return sqlite3.connect(f"file:{data_dir / DB_FILE}?mode=ro", uri=True)
+def _raw(data_dir: Path) -> sqlcipher.Connection:
+    """Any tool that can open the file, with the key when it has one (read-only: it must
+    not checkpoint what it reads)."""
+    return connect(f"file:{data_dir / DB_FILE}?mode=ro", store_key(data_dir), uri=True)
 
 
 def _in_files(data_dir: Path) -> list[str]:
-    """The files of the store that hold the word's bytes."""
-    found = []
-    for suffix in ("", "-wal"):
-        path = data_dir / (DB_FILE + suffix)
-        if path.exists() and TAIL in path.read_bytes():
-            found.append(path.name)
-    return found
+    """The files of the store that hold the word's bytes (an encrypted one's pages decrypted)."""
+    return [DB_FILE + suffix for suffix in ("", "-wal") if TAIL in readable_bytes(data_dir, suffix)]
 
 
 def _in_indexes(data_dir: Path) -> list[str]:

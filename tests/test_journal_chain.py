@@ -1,18 +1,22 @@
 """The tamper-evident journal: the database refuses rewrites, `journal verify` names the first bad entry.
 
-Every attack comes from a raw sqlite3 connection, as anyone with the file could do.
+Every attack comes from a raw connection, as anyone with the file could make: the
+store is encrypted, so that is SQLCipher with the store's key (an attacker without the
+key cannot read or write it at all; with it, the triggers and the chain still hold).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from persona_desktop.adapters.store.cipher import SQLITE_HEADER
 from persona_desktop.adapters.store.database import DB_FILE
 from tests.conftest import Cli
+from tests.store_support import RawIntegrityError, raw_connect
 
 
 @pytest.fixture
@@ -28,11 +32,12 @@ def journal(cli: Cli) -> Iterator[Cli]:
             )
         uow.commit()
     rt.close()
+    assert (cli.data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER, "the store is not encrypted"
     yield cli
 
 
-def _raw(cli: Cli) -> sqlite3.Connection:
-    return sqlite3.connect(cli.data_dir / DB_FILE, isolation_level=None)
+def _raw(cli: Cli) -> Any:
+    return raw_connect(cli.data_dir, isolation_level=None)
 
 
 def _verify(cli: Cli) -> tuple[int, str]:
@@ -63,7 +68,7 @@ ATTACKS = [
 def test_the_database_refuses_every_rewrite(journal: Cli, sql: str) -> None:
     raw = _raw(journal)
     try:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(RawIntegrityError, match="append-only"):
             raw.execute(sql)
     finally:
         raw.close()

@@ -28,7 +28,10 @@ Session = Callable[[ClientSession], Awaitable[Any]]
 
 
 def _params(data_dir: Path) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if k.startswith(("XDG_", "PYTHON"))}
+    # what an MCP client's config passes: the passphrase too, since the test store's key is under one
+    env = {
+        k: v for k, v in os.environ.items() if k.startswith(("XDG_", "PYTHON", "PERSONA_DESKTOP_PASSPHRASE"))
+    }
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "persona_desktop", "--data-dir", str(data_dir), "mcp"],

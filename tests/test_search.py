@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Author, Kind, Trust
 from persona_desktop.domain.search_query import parse_query
@@ -18,6 +16,7 @@ from persona_desktop.services.screen_retention import purge_expired_fragments
 from persona_desktop.services.search import search
 from tests.conftest import Cli
 from tests.search_support import add_source, approved_fact, source_id
+from tests.store_support import raw_connect
 
 HOSTILE = [
     '"',
@@ -180,7 +179,7 @@ def test_deleting_all_captured_data_empties_the_index(runtime: Runtime) -> None:
 def test_a_raw_delete_leaves_no_trace_in_the_index(runtime: Runtime, data_dir: Path) -> None:
     """The database keeps the index in step, whatever connection deletes: not the app's code."""
     add_source(runtime, "chat:s", Kind.CHAT, ["zeppelin museum"])
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir, isolation_level="")  # SQLCipher with the key, as any tool would
     try:
         raw.execute("PRAGMA foreign_keys=ON")
         raw.execute("DELETE FROM fragments WHERE ref = 'chat:s:0'")

@@ -7,13 +7,12 @@ Through the real store (its triggers build the index), the search service, the
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from persona_desktop.adapters.store.database import DB_FILE, downgrade, upgrade
+from persona_desktop.adapters.store.database import downgrade, upgrade
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Kind
 from persona_desktop.domain.search_fold import fold, index_text
@@ -22,6 +21,7 @@ from persona_desktop.services import review
 from persona_desktop.services.search import search
 from tests.conftest import Cli
 from tests.search_support import add_source, approved_fact, source_id
+from tests.store_support import raw_connect
 
 # (captured text, what the owner types, the word the highlight must mark in the captured text)
 SPELLINGS = [
@@ -92,7 +92,7 @@ def test_the_index_stays_consistent_through_inserts_and_deletes(runtime: Runtime
     add_source(runtime, "chat:a", Kind.CHAT, ["Straße ﬁne İstanbul", "ＰＹＴＨＯＮ", "plain ascii"])
     add_source(runtime, "chat:b", Kind.CHAT, ["Hauptstraße again", "Crème brûlée"])
     review.forget_source(runtime.uow, source_id(runtime, "chat:a"), datetime.now(UTC))
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir)  # SQLCipher with the store's key
     try:
         for index in ("fragments_fts", "facts_fts"):
             raw.execute(f"INSERT INTO {index}({index}, rank) VALUES ('integrity-check', 1)")
@@ -110,7 +110,7 @@ def test_migration_0005_folds_what_was_stored_before_it(runtime: Runtime, data_d
     refs = add_source(runtime, "chat:s", Kind.CHAT, ["Hotel near İstanbul airport", "ﬁnal answer"])
     approved_fact(runtime, "The owner booked a hotel on the Hauptstraße", refs[:1])
     downgrade(runtime.engine, "0004")  # a store as the previous version left it
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir)  # SQLCipher with the store's key
     try:
         columns = {r[1] for r in raw.execute("PRAGMA table_info(fragments)")}
         assert "search_text" not in columns
@@ -122,7 +122,7 @@ def test_migration_0005_folds_what_was_stored_before_it(runtime: Runtime, data_d
     assert [r.hit.ref for r in search(runtime.uow, "istanbul")] == ["chat:s:0"]
     assert [r.hit.ref for r in search(runtime.uow, "final")] == ["chat:s:1"]
     assert [r.hit.fact_id for r in search(runtime.uow, "hauptstrasse", "fact")] == [1]
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir)  # SQLCipher with the store's key
     try:
         for index in ("fragments_fts", "facts_fts"):
             raw.execute(f"INSERT INTO {index}({index}, rank) VALUES ('integrity-check', 1)")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ from persona_desktop.adapters.store.tables import utc_text
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer, document_lines, hang, reply, schema_keys
 from tests.sleep_support import Claim, ScriptedModel, enable_cycle
+from tests.store_support import RawOperationalError, raw_connect
 
 
 @pytest.fixture
@@ -52,8 +52,8 @@ def _wait_for(check: Callable[[], bool], timeout: float = 30.0, what: str = "con
         time.sleep(0.002)
 
 
-def _db(cli: Cli) -> sqlite3.Connection:
-    return sqlite3.connect(cli.data_dir / DB_FILE, isolation_level=None, timeout=30)
+def _db(cli: Cli) -> Any:
+    return raw_connect(cli.data_dir, isolation_level=None, timeout=30)
 
 
 def _scalar(cli: Cli, sql: str) -> Any:
@@ -161,14 +161,14 @@ def test_killed_during_apply_applies_nothing_twice(
     _wait_for(lambda: (ready.data_dir / DB_FILE).exists(), what="the database")
     # No busy timeout: SQLite's busy handler backs off so long that the runner would
     # finish first. Spin instead, and grab the write lock between two candidates.
-    lock = sqlite3.connect(ready.data_dir / DB_FILE, isolation_level=None, timeout=0)
+    lock = raw_connect(ready.data_dir, isolation_level=None, timeout=0)
     try:
         deadline = time.monotonic() + 60
         while True:
             assert time.monotonic() < deadline, "phase 3 never started"
             try:
                 lock.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError:
+            except RawOperationalError:
                 continue
             if lock.execute("SELECT count(*) FROM facts").fetchone()[0] > 0:
                 break  # the runner is inside phase 3 and now blocks on its next candidate

@@ -13,6 +13,7 @@ import pytest
 from persona_desktop.capture.speech_clips import purge_expired_clips
 from tests.conftest import Cli
 from tests.speech_support import SENTENCES, read_wav, silence, synth, white_noise, word_recall, write_wav
+from tests.store_support import read_media
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -133,7 +134,9 @@ def test_bad_inputs_are_one_line_errors(cli: Cli, tmp_path: Path, audio_files: d
     assert cli("ingest", "audio", "--recorded-at", "yesterday", str(audio_files["wav"])).code == 1
 
 
-def test_kept_clips_are_playable_and_expire(cli: Cli, audio_files: dict[str, Path], data_dir: Path) -> None:
+def test_kept_clips_are_playable_and_expire(
+    cli: Cli, audio_files: dict[str, Path], data_dir: Path, tmp_path: Path
+) -> None:
     assert cli("config", "set", "capture.keep_audio", "true").code == 0
     recorded = datetime.now(UTC) - timedelta(days=2)
     r = cli("ingest", "audio", "--recorded-at", recorded.isoformat(), str(audio_files["wav"]))
@@ -141,6 +144,10 @@ def test_kept_clips_are_playable_and_expire(cli: Cli, audio_files: dict[str, Pat
     [frag] = cli("fragments", "--json").json()
     clip = data_dir / frag["locator"]["clip"]
     assert clip.suffix == ".ogg" and clip.is_file()
+    assert not clip.read_bytes().startswith(b"OggS"), "the kept clip is not encrypted"
+    sealed_clip = clip
+    clip = tmp_path / "opened.ogg"  # what the app plays, from memory; ffprobe needs a file
+    clip.write_bytes(read_media(data_dir, sealed_clip))
     probe = subprocess.run(
         [
             "ffprobe",
@@ -183,6 +190,7 @@ def test_kept_clips_are_playable_and_expire(cli: Cli, audio_files: dict[str, Pat
     assert np.abs(np.frombuffer(decoded, "<i2")).max() > 1000  # there is sound in it
 
     now = datetime.now(UTC)
+    clip = sealed_clip
     assert purge_expired_clips(data_dir, now, retention_days=7) == 0
     assert clip.exists()
     assert purge_expired_clips(data_dir, now, retention_days=1) == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from persona_desktop.adapters.store.database import DB_FILE, open_database
 from persona_desktop.bootstrap import Runtime
+from tests.store_support import RawIntegrityError, raw_connect
 
 
 def test_data_dir_and_database_are_private(runtime: Runtime, data_dir: Path) -> None:
@@ -55,11 +55,12 @@ def test_journal_rejects_update_and_delete_even_from_raw_sqlite(runtime: Runtime
     with runtime.uow() as uow:
         uow.journal.append(at=runtime.clock.now(), actor="test", action="probe", entity="none")
         uow.commit()
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    assert (data_dir / DB_FILE).read_bytes()[:16] != b"SQLite format 3\x00", "the store is not encrypted"
+    raw = raw_connect(data_dir, isolation_level="")  # with the key, as any SQLCipher tool would
     try:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(RawIntegrityError, match="append-only"):
             raw.execute("UPDATE revisions SET action = 'rewritten'")
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        with pytest.raises(RawIntegrityError, match="append-only"):
             raw.execute("DELETE FROM revisions")
     finally:
         raw.close()

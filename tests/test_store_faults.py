@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,18 +20,20 @@ from typing import Any
 
 import pytest
 
+from persona_desktop.adapters.store.cipher import SQLITE_HEADER
 from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.adapters.store.tables import utc_text
 from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer, reply, schema_keys
 from tests.sleep_support import ScriptedModel, enable_cycle
+from tests.store_support import raw_connect
 from tests.test_sleep_faults import _check_consistent, _start_run, _three_documents, _wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def _sql(cli: Cli, sql: str, *args: Any) -> Any:
-    conn = sqlite3.connect(cli.data_dir / DB_FILE, isolation_level=None, timeout=30)
+    conn = raw_connect(cli.data_dir, isolation_level=None, timeout=30)
     try:
         return conn.execute(sql, args).fetchall()
     finally:
@@ -196,7 +197,7 @@ def test_a_locked_store_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
 
     assert cli("fragments").code == 0
     monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.2)
-    holder = sqlite3.connect(cli.data_dir / DB_FILE, isolation_level=None)
+    holder = raw_connect(cli.data_dir, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
         result = cli("config", "set", "sleep.enabled", "true")  # settings only: no lock needed
@@ -210,33 +211,68 @@ def test_a_locked_store_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
     assert "is busy: another program holds its lock" in result.err
 
 
-def _damage_fragment_pages(db: Path) -> None:
+def _damage_fragment_pages(data_dir: Path) -> None:
     """Overwrite the middle of the file: pages of the fragments table, not the schema."""
-    conn = sqlite3.connect(db)
+    conn = raw_connect(data_dir)  # with the key when the store is encrypted
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    page = int(conn.execute("PRAGMA page_size").fetchone()[0])  # SQLCipher answers text
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.close()
-    with open(db, "r+b") as fh:
+    with open(data_dir / DB_FILE, "r+b") as fh:
         for n in range(pages // 3, 2 * pages // 3):
             fh.seek(n * page)
             fh.write(b"\xa5" * page)
 
 
-def test_a_damaged_store_is_named_and_then_opened_read_only(cli: Cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("encrypted", [True, False], ids=["encrypted", "plaintext"])
+def test_a_damaged_store_is_named_and_then_opened_read_only(
+    cli: Cli, tmp_path: Path, encrypted: bool
+) -> None:
+    """Encrypted, a damaged page fails its HMAC: SQLCipher reports it as SQLite reports damage
+    (SQLITE_CORRUPT), never as a wrong key, and the read-only fallback opens with the key."""
+    if not encrypted:
+        assert cli("config", "set", "storage.encrypted", "false").code == 0
     lines = [chat_line(str(i), f"message number {i} " + "y" * 300) for i in range(600)]
     assert cli("ingest", "chat", str(write_jsonl(tmp_path / "m.jsonl", lines))).code == 0
-    _damage_fragment_pages(cli.data_dir / DB_FILE)
+    assert ((cli.data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER) is encrypted
+    _damage_fragment_pages(cli.data_dir)
     result = cli("fragments")
     assert result.code == 1
     _one_line(result.err)
-    assert "is damaged (database disk image is malformed)" in result.err and ".recover" in result.err
+    assert "is damaged (database disk image is malformed)" in result.err
+    assert "passphrase" not in result.err and "key" not in result.err
+    # No sqlite3 shell reads an encrypted store: the way out is the read-only fallback.
+    assert ("fragments --json" in result.err) is encrypted and (".recover" in result.err) is not encrypted
     again = cli("sources")
     assert "opened read-only" in again.err  # the damage is remembered: reads may still work
+    facts = cli("facts", "--json")  # pages the damage did not reach still read, with the key
+    assert facts.code == 0 and facts.json() == [], facts.err
     write = cli("ingest", "chat", str(write_jsonl(tmp_path / "n.jsonl", [chat_line("new", "hi")])))
     assert write.code == 1
     assert "damaged and was opened read-only" in write.err or "is damaged" in write.err
     _one_line(write.err.splitlines()[-1])
+
+
+def test_an_encrypted_store_damaged_at_its_first_page_is_damaged_not_a_wrong_passphrase(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """SQLCipher cannot tell a damaged first page from a wrong key (both fail page 1's HMAC:
+    "file is not a database"). The passphrase is checked first, against keyinfo.json's
+    AES-GCM tag: right passphrase -> the file is damaged; wrong one -> wrong passphrase."""
+    assert cli("ingest", "chat", str(write_jsonl(tmp_path / "m.jsonl", [chat_line("1", "hello")]))).code == 0
+    db = cli.data_dir / DB_FILE
+    with open(db, "r+b") as fh:
+        fh.seek(100)  # past the salt, inside page 1's encrypted content
+        fh.write(b"\xa5" * 64)
+    damaged = db.read_bytes()
+    result = cli("fragments")
+    assert result.code == 1
+    _one_line(result.err)
+    assert "the passphrase is right" in result.err and "the file is damaged" in result.err
+    assert "wrong passphrase" not in result.err
+    wrong = cli.process("fragments", env={"PERSONA_DESKTOP_PASSPHRASE": "not the passphrase"})
+    assert wrong.code == 1 and "wrong passphrase" in wrong.err and "damaged" not in wrong.err
+    assert db.read_bytes() == damaged, "a refused open changed the store"
 
 
 def test_a_read_only_file_system_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,9 @@
-"""Migration 0003 on a store written by the previous version, and ids that are never reused."""
+"""Migration 0004 on a store written by a previous version, and ids that are never reused.
+
+A store from before encryption is plain: the first start encrypts it as it is (schema
+0002 or 0003), then migrates the encrypted copy; a store that is already encrypted
+migrates with its key. A kill in the middle of either leaves a store that opens.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from persona_desktop.adapters.store.database import DB_FILE, _alembic_config, create_engine, open_database
+from persona_desktop.adapters.store.cipher import SQLITE_HEADER
+from persona_desktop.adapters.store.database import (
+    DB_FILE,
+    SCHEMA_HEAD,
+    _alembic_config,
+    create_engine,
+    open_database,
+)
 from tests.conftest import Cli, chat_line, write_jsonl
+from tests.store_support import kill_when, raw_connect
 
 NOW = datetime.now(UTC)
 
@@ -72,12 +85,22 @@ def _store_at_0002(data_dir: Path) -> Path:
     return db
 
 
+@pytest.mark.parametrize("first_open", ["plain", "encrypting"])
 def test_a_previous_store_upgrades_with_its_history_unread_and_its_journal_chained(
-    cli: Cli, data_dir: Path
+    cli: Cli, data_dir: Path, first_open: str
 ) -> None:
+    """plain: migrated to the head as a plain store, then encrypted; encrypting: the app's
+    first start encrypts the store at 0002, then migrates the encrypted copy to the head."""
     db = _store_at_0002(data_dir)
-    open_database(data_dir).dispose()
-    raw = sqlite3.connect(db)
+    if first_open == "plain":
+        open_database(data_dir).dispose()
+    verified = cli("journal", "verify")
+    assert verified.code == 0, verified.err
+    assert "5 entries" in verified.out  # the 3 old ones, then the store's encryption, chained after them
+    actions = [e["action"] for e in cli("journal", "--json").json()]
+    assert actions == ["old.1", "old.2", "old.3", "store.encrypted", "media.sealed"]
+    assert db.read_bytes()[:16] != SQLITE_HEADER, "the store was not encrypted"
+    raw = raw_connect(data_dir)  # SQLCipher, with the key
     try:
         marks = dict(raw.execute("SELECT id, read_run_id FROM fragments ORDER BY id"))
         assert marks == {1: 0, 2: 0, 3: None, 4: 0, 5: None}
@@ -90,9 +113,6 @@ def test_a_previous_store_upgrades_with_its_history_unread_and_its_journal_chain
         assert raw.execute("SELECT value FROM key_values WHERE key = 'store.id'").fetchone()[0]
     finally:
         raw.close()
-    verified = cli("journal", "verify")
-    assert verified.code == 0, verified.err
-    assert "3 entries" in verified.out
     [fact] = cli("facts", "--json").json()
     assert fact["valid_from"].startswith("0001-01-01")
     assert cli("journal", "--json").json()[0]["data"] == {"i": 1, "score": 0.1 + 0.2, "t": "ü"}
@@ -120,9 +140,8 @@ def test_a_forgotten_source_ids_are_never_reused_and_the_next_import_is_read(
 
 def test_a_store_from_a_newer_version_says_so(cli: Cli, data_dir: Path) -> None:
     assert cli("fragments").code == 0
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir)  # the store is encrypted: SQLCipher with the key
     raw.execute("UPDATE alembic_version SET version_num = '0099'")
-    raw.commit()
     raw.close()
     result = cli("fragments")
     assert result.code == 1
@@ -148,7 +167,7 @@ def test_the_rebuild_keeps_the_search_index_and_its_triggers(
 ) -> None:
     _store_at_0002(data_dir)
     open_database(data_dir).dispose()
-    raw = sqlite3.connect(data_dir / DB_FILE)
+    raw = raw_connect(data_dir)
     triggers = {
         r[0]
         for r in raw.execute(
@@ -165,14 +184,75 @@ def test_the_rebuild_keeps_the_search_index_and_its_triggers(
 
 
 def test_down_to_0003_and_up_again_keeps_everything(cli: Cli, data_dir: Path) -> None:
+    """0003 -> 0004 (and on to the head) on an encrypted store: the rebuild, the read marks
+    and the chain, keyed."""
     from persona_desktop.adapters.store.database import downgrade, upgrade
+    from persona_desktop.bootstrap import open_runtime
 
     _store_at_0002(data_dir)
-    engine = open_database(data_dir)
-    downgrade(engine, "0003")
-    cursor = sqlite3.connect(data_dir / DB_FILE).execute("SELECT value FROM cursors").fetchone()[0]
-    assert cursor == "2"  # just below the first unread fragment (3)
-    upgrade(engine)
-    engine.dispose()
+    rt = open_runtime(data_dir)  # encrypts the store, migrates it to the head
+    try:
+        assert rt.store.encrypted
+        downgrade(rt.engine, "0003")
+        raw = raw_connect(data_dir)
+        try:
+            assert raw.execute("SELECT value FROM cursors").fetchone()[0] == "2"  # below the first unread (3)
+            assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0003"
+        finally:
+            raw.close()
+        upgrade(rt.engine)
+    finally:
+        rt.close()
+    assert (data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER
     assert cli("journal", "verify").code == 0
     assert len(cli("fragments", "--json").json()) == 5
+    raw = raw_connect(data_dir)
+    try:
+        marks = dict(raw.execute("SELECT id, read_run_id FROM fragments ORDER BY id"))
+        # Read below the cursor 0003 kept; unread from the first unread one on (re-reading is
+        # never new evidence, so the round trip may only read more, never skip).
+        assert marks[1] == marks[2] == 0 and marks[3] is None and marks[5] is None
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
+    finally:
+        raw.close()
+
+
+def test_killed_while_migrating_the_just_encrypted_store_the_next_start_finishes(
+    cli: Cli, data_dir: Path
+) -> None:
+    """SIGKILL after the plain 0002 store was encrypted, during 0003.. on the encrypted copy:
+    the migration is one transaction, so the store is whole and encrypted at 0002, and opens."""
+    db = _store_at_0002(data_dir)
+    raw = sqlite3.connect(db, isolation_level=None)
+    raw.execute("BEGIN")
+    raw.executemany(
+        "INSERT INTO fragments (id, ref, source_id, kind, author, trust, text, captured_at, locator, "
+        "session, seq, inserted_at) VALUES (?, ?, 1, 'chat', 'owner', 'trusted', ?, ?, '{}', 's', ?, ?)",
+        [(i, f"chat:a:{i}", f"message {i} " + "z" * 200, _t(NOW), i, _t(NOW)) for i in range(10, 20_010)],
+    )
+    raw.execute("COMMIT")
+    raw.close()
+    wal = db.with_name(db.name + "-wal")
+
+    def migrating() -> bool:  # encrypted, and the migration's pages pile up in the WAL
+        try:
+            return db.read_bytes()[:16] != SQLITE_HEADER and wal.stat().st_size > 2_000_000
+        except FileNotFoundError:
+            return False
+
+    kill_when(data_dir, migrating, "the encrypted store being migrated")
+    raw = raw_connect(data_dir)  # encrypted, whole, still at the old schema
+    try:
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0002"
+        assert raw.execute("SELECT count(*) FROM fragments").fetchone()[0] == 20_005
+        assert raw.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    finally:
+        raw.close()
+    verified = cli("journal", "verify")  # the next start migrates to the head and chains the journal
+    assert verified.code == 0, verified.err
+    raw = raw_connect(data_dir)
+    try:
+        assert raw.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
+        assert raw.execute("SELECT count(*) FROM fragments WHERE read_run_id IS NULL").fetchone()[0] > 20_000
+    finally:
+        raw.close()

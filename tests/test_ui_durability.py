@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
@@ -13,12 +12,12 @@ import pytest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.app import CrashDialog, install_crash_hook
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.ui.shell import Shell
 from tests.conftest import Cli, chat_line, write_jsonl
+from tests.store_support import raw_connect
 from tests.ui_support import shell, ui_ctx
 
 __all__ = ["shell", "ui_ctx"]
@@ -38,8 +37,9 @@ def test_an_uncaught_exception_shows_a_dialog_and_is_logged(
     crash: tuple[CrashHook, CrashDialog], data_dir: Path, qtbot: QtBot
 ) -> None:
     hook, dialog = crash
+    quoted = "a bug that quotes 'I am allergic to " + "peanuts'"
     try:
-        raise RuntimeError("a bug that quotes 'I am allergic to peanuts'")
+        raise RuntimeError(quoted)
     except RuntimeError as exc:
         sys.excepthook(type(exc), exc, exc.__traceback__)
     qtbot.waitUntil(lambda: dialog.box is not None and dialog.box.isVisible(), timeout=5000)
@@ -47,7 +47,9 @@ def test_an_uncaught_exception_shows_a_dialog_and_is_logged(
     text = dialog.box.text()
     assert "internal error (RuntimeError)" in text and "peanuts" not in text
     log = data_dir / "logs" / "persona-desktop.log"
-    assert "Traceback" in log.read_text() and "peanuts" in log.read_text()
+    logged = log.read_text()
+    assert "Traceback" in logged and "RuntimeError: message withheld" in logged
+    assert "peanuts" not in logged, "message text reached the log file"
 
     def worker() -> None:
         raise ValueError("from a worker thread")
@@ -68,7 +70,7 @@ def test_a_tampered_journal_is_a_warning_in_the_tray(
         for i in range(3):
             uow.journal.append(at=runtime.clock.now(), actor="test", action=f"probe.{i}", entity="none")
         uow.commit()
-    raw = sqlite3.connect(data_dir / DB_FILE, isolation_level=None)
+    raw = raw_connect(data_dir, isolation_level=None)  # SQLCipher with the key
     raw.execute("DROP TRIGGER revisions_no_update")
     raw.execute("""UPDATE revisions SET data = '{"forged": true}' WHERE id = 2""")
     raw.close()

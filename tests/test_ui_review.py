@@ -94,6 +94,7 @@ def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
     ui_ctx: UiContext, runtime: Runtime, seeded: Seeded, qtbot: QtBot, pulse_server: object
 ) -> None:
     crop, clip = seed_media_evidence(runtime, seeded.pending[0])
+    assert not crop.read_bytes().startswith(b"\x89PNG") and not clip.read_bytes().startswith(b"OggS")
     window = ReviewWindow(ui_ctx)
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.loaded, timeout=TIMEOUT):
@@ -108,6 +109,7 @@ def test_evidence_shows_the_screen_crop_and_plays_the_speech_clip(
     speech.play_button.click()
     assert window.player.current == clip
     qtbot.waitUntil(lambda: window.player.playing() or window.player.finished_or_failed(), timeout=TIMEOUT)
+    assert window.player.decoded(), "the sealed clip did not decode from memory"
     window.player.stop()
     assert window.player.current is None and not window.player.playing()
     clip.unlink()  # retention removed the clip: the card says so instead of offering play

@@ -1,4 +1,5 @@
-"""Installed as a wheel, the app has its package data: the review prompts (and the icon).
+"""Installed as a wheel, the app has its package data: the review prompts (and the icon);
+it requires the libraries of encryption at rest and keeps its store encrypted.
 
 The wheel is built from a copy of the sources (the checkout stays clean), installed
 without dependencies into a fresh venv that reaches this venv's packages, and its
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from persona_desktop.adapters.store.cipher import SQLITE_HEADER
+from persona_desktop.adapters.store.database import DB_FILE
 from tests.conftest import chat_line, write_jsonl
 from tests.ollama_server import OllamaServer
 
@@ -115,3 +119,20 @@ def test_the_installed_wheel_reviews_a_conversation(
         env=env,
     )
     assert int(icon) > 100
+    # the installed app kept the conversation and the proposal in an encrypted store
+    data_dir = tmp_path / "data"
+    assert (data_dir / DB_FILE).read_bytes()[:16] != SQLITE_HEADER
+    readable = [p.name for p in data_dir.rglob("*") if p.is_file() and b"peanuts" in p.read_bytes()]
+    assert not readable, f"plain text in the installed app's data dir: {readable}"
+    assert json.loads(_run(exe, *data, "storage", "--json", cwd=tmp_path, env=env))["encrypted"] is True
+
+
+def test_the_wheel_requires_the_libraries_of_encryption_at_rest(installed: Path) -> None:
+    """Installed from the wheel alone, pip must pull in SQLCipher, AES-GCM and the keyring."""
+    [metadata] = installed.parent.glob("lib/python*/site-packages/persona_desktop-*.dist-info/METADATA")
+    requires = {
+        re.split(r"[\s<>=!~;\[(]", line.removeprefix("Requires-Dist:").strip(), maxsplit=1)[0].lower()
+        for line in metadata.read_text(encoding="utf-8").splitlines()
+        if line.startswith("Requires-Dist:")
+    }
+    assert {"sqlcipher3", "cryptography", "keyring"} <= requires, sorted(requires)

@@ -181,15 +181,18 @@ def seed_memory(
 
 
 def seed_media_evidence(rt: Runtime, candidate_id: int) -> tuple[Path, Path]:
-    """A screen line with a kept crop and a speech segment with a kept clip, as evidence."""
+    """A screen line with a kept crop and a speech segment with a kept clip, as evidence.
+
+    Both are written through the runtime's media files, as capture writes them: sealed,
+    since the test store is encrypted."""
     import numpy as np
+    from PySide6.QtCore import QBuffer, QIODevice
     from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
     from persona_desktop.capture.speech_clips import clip_relpath, write_clip
 
     at = datetime.now(UTC) - timedelta(hours=2)
     crop = rt.data_dir / "screens" / f"{at:%Y-%m-%d}" / "c1-m0.png"
-    crop.parent.mkdir(parents=True, exist_ok=True)
     img = QImage(480, 120, QImage.Format.Format_RGB32)
     img.fill(QColor("white"))
     painter = QPainter(img)
@@ -200,10 +203,13 @@ def seed_media_evidence(rt: Runtime, candidate_id: int) -> tuple[Path, Path]:
     painter.drawText(20, 40, "Flight to Lisbon, May 3")
     painter.drawText(20, 90, "I prefer aisle seats")
     painter.end()
-    assert img.save(str(crop))
+    png = QBuffer()
+    png.open(QIODevice.OpenModeFlag.WriteOnly)
+    assert img.save(png, "PNG")
+    rt.media.write(crop, bytes(png.data().data()))
     clip_rel = clip_relpath("rec1", 0)
     tone = (0.2 * np.sin(np.linspace(0, 2 * np.pi * 440, 16000))).astype(np.float32)
-    write_clip(rt.data_dir / clip_rel, tone, at)
+    write_clip(rt.data_dir / clip_rel, tone, at, rt.media)
     screen = NewFragment(
         ref="screen:c1:m0:l1",
         kind=Kind.SCREEN,

@@ -14,6 +14,7 @@ not count as new text) is not stored again.
 from __future__ import annotations
 
 import hashlib
+import io
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ from persona_desktop.capture.screen_privacy import ExclusionRules
 from persona_desktop.capture.screen_reader import LineReader, ReadLine
 from persona_desktop.capture.screen_redact import RedactedLine, redact_line, redact_text
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.ports import MediaFiles
+from persona_desktop.services.media import PlainMedia
 
 __all__ = ["CaptureResult", "ScreenPipeline", "capture_id", "dedup_key", "screen_fragment", "to_gray", "xywh"]
 
@@ -98,6 +101,7 @@ class ScreenPipeline:
         dedup: timedelta = timedelta(hours=1),
         image_dir: Path | None = None,
         image_scale: float = 0.5,
+        media: MediaFiles | None = None,
     ) -> None:
         self.ocr = ocr
         self.rules = rules
@@ -105,6 +109,7 @@ class ScreenPipeline:
         self.dedup = dedup
         self.image_dir = image_dir  # None: screenshots are not kept (the default)
         self.image_scale = image_scale
+        self.media: MediaFiles = media if media is not None else PlainMedia()  # sealed when encrypted
         self.changes = ChangeDetector()
         self.reader = LineReader(ocr)
         self._last_look: dict[int, datetime] = {}
@@ -272,9 +277,10 @@ class ScreenPipeline:
         size = (max(1, int(img.width * self.image_scale)), max(1, int(img.height * self.image_scale)))
         img = img.resize(size, Image.Resampling.LANCZOS)
         folder = self.image_dir / f"{at:%Y-%m-%d}"
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{cid}-m{monitor}.png"
-        img.save(path, optimize=False)
+        png = io.BytesIO()
+        img.save(png, format="PNG", optimize=False)
+        self.media.write(path, png.getvalue())
         return {"path": str(path), "box": list(crop), "scale": self.image_scale}
 
     def _build(

@@ -56,7 +56,7 @@ from persona_desktop.config import Settings
 from persona_desktop.domain.model import Kind
 from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
 from persona_desktop.input_files import MB, read_input_file
-from persona_desktop.ports import UnitOfWorkFactory
+from persona_desktop.ports import MediaFiles, UnitOfWorkFactory
 from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 
@@ -77,13 +77,16 @@ def build_ocr(settings: Settings) -> TesseractOcr:
     )
 
 
-def build_pipeline(settings: Settings, data_dir: Path, ocr: OcrEngine | None = None) -> ScreenPipeline:
+def build_pipeline(
+    settings: Settings, data_dir: Path, ocr: OcrEngine | None = None, media: MediaFiles | None = None
+) -> ScreenPipeline:
     keep = bool(settings.get("capture.keep_images"))
     return ScreenPipeline(
         ocr if ocr is not None else build_ocr(settings),
         ExclusionRules.of(settings.get("capture.exclude_apps"), settings.get("capture.exclude_titles")),
         max_gap=timedelta(seconds=float(settings.get("capture.max_gap_seconds"))),
         image_dir=screen_image_dir(data_dir) if keep else None,
+        media=media,
     )
 
 
@@ -267,7 +270,7 @@ def build_screen_loop(
     return ScreenCaptureLoop(
         grabber_factory=desktop.grabber,
         window_info_factory=desktop.windows,
-        pipeline=build_pipeline(s, runtime.data_dir),
+        pipeline=build_pipeline(s, runtime.data_dir, media=runtime.media),
         uow_factory=_uow(runtime),
         clock=runtime.clock,
         interval_s=float(s.get("capture.interval_seconds")),
@@ -396,7 +399,7 @@ def ingest_screen_files(
 
     The capture id is a hash of the file's content, so the same image ingested again
     (under any name) gives the same refs and no new fragments."""
-    pipe = pipeline or build_pipeline(runtime.settings, runtime.data_dir)
+    pipe = pipeline or build_pipeline(runtime.settings, runtime.data_dir, media=runtime.media)
     outcomes: list[FileOutcome] = []
     for path in paths:
         try:

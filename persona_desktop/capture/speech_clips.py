@@ -1,19 +1,24 @@
 """Per-segment audio clips, kept only when the owner opts in (`capture.keep_audio`).
 
 Clips are Ogg/Opus at 16 kHz mono (~3 kB per second of speech), under
-`<data dir>/clips/speech/<recording id>/<segment>.ogg`. A clip's modification time is
+`<data dir>/clips/speech/<recording id>/<segment>.ogg`, encoded in memory and written
+through `MediaFiles` (sealed with AES-GCM when the store is encrypted, so no plain
+audio ever touches the disk). A clip's modification time is
 set to the moment its speech was captured, so retention counts from capture, not from
 when the file happened to be written; `purge_expired_clips` deletes what is older.
 """
 
 from __future__ import annotations
 
-import os
+import io
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
+
+from persona_desktop.ports import MediaFiles
+from persona_desktop.services.media import PlainMedia
 
 SAMPLE_RATE = 16000
 CLIPS_DIR = Path("clips") / "speech"
@@ -23,13 +28,14 @@ def clip_relpath(recording_id: str, index: int) -> str:
     return str(CLIPS_DIR / recording_id / f"{index:04d}.ogg")
 
 
-def write_clip(path: Path, samples: NDArray[np.float32], captured_at: datetime) -> None:
+def write_clip(
+    path: Path, samples: NDArray[np.float32], captured_at: datetime, media: MediaFiles | None = None
+) -> None:
     import av
 
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).astype("<i2")
-    tmp = path.with_suffix(".tmp.ogg")
-    with av.open(str(tmp), "w", format="ogg") as out:
+    buf = io.BytesIO()
+    with av.open(buf, "w", format="ogg") as out:
         stream = out.add_stream("libopus", rate=SAMPLE_RATE, layout="mono")
         stream.bit_rate = 24000
         frame_size = 960  # 60 ms
@@ -41,10 +47,7 @@ def write_clip(path: Path, samples: NDArray[np.float32], captured_at: datetime) 
                 out.mux(packet)
         for packet in stream.encode(None):
             out.mux(packet)
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
-    stamp = captured_at.timestamp()
-    os.utime(path, (stamp, stamp))
+    (media or PlainMedia()).write(path, buf.getvalue(), mtime=captured_at.timestamp())
 
 
 def purge_expired_clips(data_dir: Path, now: datetime, retention_days: int) -> int:

@@ -22,7 +22,7 @@ from persona_desktop.capture.speech_clips import purge_expired_clips
 from persona_desktop.capture.speech_recording import Origin, Recording, SegmentWriter
 from persona_desktop.domain.model import Kind, NewFragment
 from persona_desktop.errors import PersonaError
-from persona_desktop.ports import Transcriber, UnitOfWorkFactory
+from persona_desktop.ports import MediaFiles, Transcriber, UnitOfWorkFactory
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 
@@ -52,6 +52,7 @@ class SpeechSession:
         device: str = "",
         data_dir: Path | None = None,
         keep_audio: bool = False,
+        media: MediaFiles | None = None,
         audio_retention_days: int = 7,
         text_retention_days: int | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -69,7 +70,7 @@ class SpeechSession:
         self._data_dir = data_dir
         self._retention_days = audio_retention_days
         self._text_retention_days = text_retention_days
-        self._writer = SegmentWriter(self.recording, data_dir, keep_audio)
+        self._writer = SegmentWriter(self.recording, data_dir, keep_audio, media=media)
         self._chunker = SpeechChunker(self.recording.recording_id, clock, options or ChunkerOptions())
         self._queue: queue.Queue[SpeechChunk | None] = queue.Queue()
         self._on_fragments = on_fragments

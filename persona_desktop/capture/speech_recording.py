@@ -28,7 +28,7 @@ from persona_desktop.capture.speech_runtime import import_speech_module
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.input_files import MB, read_input_file
-from persona_desktop.ports import SpeechSegment, Transcriber
+from persona_desktop.ports import MediaFiles, SpeechSegment, Transcriber
 
 SAMPLE_RATE = 16000
 MAX_AUDIO_FILE_BYTES = 4096 * MB  # hours of uncompressed WAV
@@ -143,6 +143,7 @@ class SegmentWriter:
     data_dir: Path | None = None
     keep_audio: bool = False
     next_index: int = 0
+    media: MediaFiles | None = None  # where clips go: sealed when the store is encrypted
 
     def fragments(
         self,
@@ -166,7 +167,7 @@ class SegmentWriter:
         lo = max(0, int((seg.start - CLIP_PAD_S) * SAMPLE_RATE))
         hi = min(len(audio), int((seg.end + CLIP_PAD_S) * SAMPLE_RATE))
         rel = clip_relpath(self.recording.recording_id, index)
-        write_clip(self.data_dir / rel, audio[lo:hi], base + timedelta(seconds=seg.start))
+        write_clip(self.data_dir / rel, audio[lo:hi], base + timedelta(seconds=seg.start), self.media)
         return rel
 
 
@@ -198,6 +199,7 @@ def transcribe_file(
     recorded_at: datetime | None = None,
     data_dir: Path | None = None,
     keep_audio: bool = False,
+    media: MediaFiles | None = None,
 ) -> tuple[SourceInfo, list[NewFragment]]:
     """One file as one recording.
 
@@ -219,5 +221,5 @@ def transcribe_file(
         meta={"duration_s": round(duration, 3)},
     )
     segments = transcriber.transcribe(audio)
-    writer = SegmentWriter(rec, data_dir, keep_audio)
+    writer = SegmentWriter(rec, data_dir, keep_audio, media=media)
     return rec.source, writer.fragments(audio, 0.0, segments)

@@ -49,6 +49,7 @@ class CaptureController(QObject):
         self._running: set[str] = set()
         self.paused_until: datetime | None = None
         self.paused_indefinitely = False
+        self.held_for = ""  # why the app holds capture (disk space); never saved, released by the app
         self._resume_timer = QTimer(self)
         self._resume_timer.setSingleShot(True)
         self._resume_timer.timeout.connect(self.resume)
@@ -83,6 +84,8 @@ class CaptureController(QObject):
         if not on:
             return "capture off"
         what = " and ".join(on)
+        if self.held_for:
+            return f"{what} capture paused: {self.held_for}"
         if self.paused_indefinitely:
             return f"{what} capture paused until you resume"
         if self.paused_until is not None:
@@ -123,6 +126,25 @@ class CaptureController(QObject):
             self._call(kind, "pause")
         self.changed.emit()
 
+    def hold(self, reason: str) -> None:
+        """Pause capture for the app's own reason (the disk is full), apart from the owner's pause."""
+        first = not self.held_for
+        self.held_for = reason
+        if first:
+            for kind in list(self._running):
+                self._call(kind, "pause")
+            self.changed.emit()
+
+    def release(self) -> None:
+        """End the app's hold; capture resumes unless the owner paused it."""
+        if not self.held_for:
+            return
+        self.held_for = ""
+        if not self.is_paused():
+            for kind in list(self._running):
+                self._call(kind, "resume")
+        self.changed.emit()
+
     def resume(self) -> None:
         self._resume_timer.stop()
         was_paused = self.is_paused()
@@ -134,10 +156,10 @@ class CaptureController(QObject):
         for kind in KINDS:
             if not self.is_enabled(kind):
                 continue
-            if kind in self._running:
-                self._call(kind, "resume")
-            else:
+            if kind not in self._running:
                 self._start(kind)
+            elif not self.held_for:
+                self._call(kind, "resume")
         if was_paused:
             self.changed.emit()
 
@@ -176,6 +198,8 @@ class CaptureController(QObject):
         if not self._call(kind, "start"):
             return False
         self._running.add(kind)
+        if self.held_for:
+            self._call(kind, "pause")
         return True
 
     def _stop(self, kind: str) -> None:

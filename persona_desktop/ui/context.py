@@ -12,6 +12,7 @@ from pathlib import Path
 
 from persona_desktop.config import Settings
 from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
+from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 
 LLMFor = Callable[[str, str], LLM]
@@ -39,6 +40,13 @@ class UiContext:
     diagnoser: Diagnoser | None = None
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
+    media_reader: MediaReader | None = None  # kept crops and clips, decrypted when sealed
+
+    @property
+    def media(self) -> MediaReader:
+        if self.media_reader is None:
+            self.media_reader = MediaReader(self.data_dir)
+        return self.media_reader
 
     def save_settings(self) -> None:
         self.settings.save()

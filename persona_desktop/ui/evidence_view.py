@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRectF, QSize, Qt, QUrl, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -22,23 +21,10 @@ from PySide6.QtWidgets import (
 from persona_desktop.domain.dates import as_local
 from persona_desktop.domain.model import Fragment, Kind
 from persona_desktop.services.explain import TRUST_WORDS, author_words, byline, screen_place, speech_span
+from persona_desktop.services.media import AUDIO_KEYS, IMAGE_KEYS, MediaReader
 from persona_desktop.services.review import EvidenceItem
 
-_IMAGE_KEYS = ("crop", "crop_path", "image", "image_path")
-_AUDIO_KEYS = ("clip", "clip_path", "audio")
 CROP_WIDTH = 520  # at most; narrower when the pane is (the image scales, never runs off the edge)
-
-
-def media_path(data_dir: Path, locator: dict[str, Any], keys: Sequence[str]) -> Path | None:
-    """The kept file a locator points at, if the owner kept it and retention has not removed it."""
-    for key in keys:
-        value = locator.get(key)
-        if isinstance(value, str) and value:
-            path = Path(value)
-            path = path if path.is_absolute() else data_dir / path
-            if path.is_file():
-                return path
-    return None
 
 
 def bbox_of(locator: dict[str, Any]) -> tuple[float, float, float, float] | None:
@@ -78,7 +64,7 @@ def _chat_html(item: EvidenceItem) -> str:
 class EvidenceCard(QFrame):
     """Built on the GUI thread from an EvidenceItem the worker read."""
 
-    def __init__(self, item: EvidenceItem, data_dir: Path, player: AudioPlayer | None) -> None:
+    def __init__(self, item: EvidenceItem, media: MediaReader, player: AudioPlayer | None) -> None:
         super().__init__()
         self.item = item
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -101,13 +87,13 @@ class EvidenceCard(QFrame):
         body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(body)
         if f.kind is Kind.SCREEN:
-            self._add_screen(lay, data_dir)
+            self._add_screen(lay, media)
         elif f.kind is Kind.SPEECH:
-            self._add_speech(lay, data_dir, player)
+            self._add_speech(lay, media, player)
 
-    def _add_screen(self, lay: QVBoxLayout, data_dir: Path) -> None:
+    def _add_screen(self, lay: QVBoxLayout, media: MediaReader) -> None:
         loc = self.item.fragment.locator
-        path = media_path(data_dir, loc, _IMAGE_KEYS)
+        path = media.path_of(loc, IMAGE_KEYS)
         where = screen_place(loc)
         if where:
             lay.addWidget(_note(where, italic=False))
@@ -116,8 +102,9 @@ class EvidenceCard(QFrame):
                 _note("The screen image was not kept (or its retention ended); the text is all there is.")
             )
             return
-        pm = QPixmap(str(path))
-        if pm.isNull():
+        pm = QPixmap()
+        data = media.read(path)  # decrypted in memory when the store is encrypted
+        if data is None or not pm.loadFromData(data):
             lay.addWidget(_note(f"The screen crop {path.name} cannot be read."))
             return
         box = bbox_of(loc)
@@ -140,12 +127,12 @@ class EvidenceCard(QFrame):
         viewer.open()
         self.viewer = viewer
 
-    def _add_speech(self, lay: QVBoxLayout, data_dir: Path, player: AudioPlayer | None) -> None:
+    def _add_speech(self, lay: QVBoxLayout, media: MediaReader, player: AudioPlayer | None) -> None:
         loc = self.item.fragment.locator
         span = speech_span(loc)
         if span:
             lay.addWidget(_note(span, italic=False))
-        path = media_path(data_dir, loc, _AUDIO_KEYS)
+        path = media.path_of(loc, AUDIO_KEYS)
         if path is None or player is None:
             lay.addWidget(
                 _note("The audio was not kept (or its retention ended); the transcript is all there is.")
@@ -156,7 +143,7 @@ class EvidenceCard(QFrame):
         h.setContentsMargins(0, 0, 0, 0)
         self.play_button = QPushButton("Play")
         stop = QPushButton("Stop")
-        self.play_button.clicked.connect(lambda: player.play(path))
+        self.play_button.clicked.connect(lambda: player.play(path, media.read(path)))
         stop.clicked.connect(player.stop)
         h.addWidget(self.play_button)
         h.addWidget(stop)
@@ -220,14 +207,18 @@ def _note(text: str, italic: bool = True) -> QLabel:
 
 
 class AudioPlayer:
-    """One shared player for speech clips; QtMultimedia is loaded on first use."""
+    """One shared player for speech clips; QtMultimedia is loaded on first use.
+
+    A clip is played from memory (a QBuffer), never from a decrypted copy on disk:
+    an encrypted store's clips are sealed files, opened by `MediaReader.read`."""
 
     def __init__(self) -> None:
         self._player: Any = None
         self._output: Any = None
+        self._buffer: QBuffer | None = None
         self.current: Path | None = None
 
-    def play(self, path: Path) -> None:
+    def play(self, path: Path, data: bytes | None) -> None:
         from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
 
         if self._player is None:
@@ -235,9 +226,23 @@ class AudioPlayer:
             self._output = QAudioOutput()
             self._player.setAudioOutput(self._output)
         self._player.stop()
-        self._player.setSource(QUrl.fromLocalFile(str(path)))
+        self._release_buffer()
+        buffer = QBuffer()
+        buffer.setData(QByteArray(data or b""))
+        buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+        self._buffer = buffer
+        # the URL only names the format (Ogg) for the decoder; nothing is read from it
+        self._player.setSourceDevice(buffer, QUrl.fromLocalFile(str(path)))
         self._player.play()
         self.current = path
+
+    def _release_buffer(self) -> None:
+        if self._buffer is not None:
+            if self._player is not None:
+                self._player.setSourceDevice(None)
+            self._buffer.close()
+            self._buffer.setData(QByteArray())
+            self._buffer = None
 
     def stop(self) -> None:
         if self._player is not None:
@@ -250,6 +255,18 @@ class AudioPlayer:
         from PySide6.QtMultimedia import QMediaPlayer
 
         return bool(self._player.playbackState() == QMediaPlayer.PlaybackState.PlayingState)
+
+    def decoded(self) -> bool:
+        """The clip was read as audio (it plays or played), not refused as invalid."""
+        if self._player is None:
+            return False
+        from PySide6.QtMultimedia import QMediaPlayer
+
+        return bool(
+            self._player.error() in (QMediaPlayer.Error.NoError, QMediaPlayer.Error.ResourceError)
+            and self._player.mediaStatus() != QMediaPlayer.MediaStatus.InvalidMedia
+            and (self._player.duration() > 0 or self.playing())
+        )
 
     def finished_or_failed(self) -> bool:
         """No device, a bad file, or the clip played to its end."""
@@ -265,5 +282,6 @@ class AudioPlayer:
 
     def close(self) -> None:
         self.stop()
+        self._release_buffer()
         self._player = None
         self._output = None

@@ -181,7 +181,7 @@ class MemoryBrowser(QMainWindow):
         self._clear()
         sources: dict[int, str] = {}
         for item in prov.evidence:
-            self.why_box.addWidget(EvidenceCard(item, self._ctx.data_dir, self.player))
+            self.why_box.addWidget(EvidenceCard(item, self._ctx.media, self.player))
             sources.setdefault(item.fragment.source_id, item.source_label)
         if sources:
             self.why_box.addWidget(_section("Forget"))

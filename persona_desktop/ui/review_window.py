@@ -460,7 +460,7 @@ class ReviewWindow(QMainWindow):
         lay = QVBoxLayout(holder)
         lay.setContentsMargins(0, 0, 0, 0)
         for item in items:
-            card = EvidenceCard(item, self._ctx.data_dir, self.player)
+            card = EvidenceCard(item, self._ctx.media, self.player)
             self.evidence_cards.append(card)
             lay.addWidget(card)
         if not items:

@@ -202,7 +202,7 @@ class SearchWindow(QMainWindow):
         clear_layout(self.detail_box)
         if self._player is None and any(i.fragment.kind.value == "speech" for i in items):
             self._player = AudioPlayer()
-        self.cards = [EvidenceCard(i, self._ctx.data_dir, self._player) for i in items]
+        self.cards = [EvidenceCard(i, self._ctx.media, self._player) for i in items]
         for card in self.cards:
             self.detail_box.addWidget(card)
 

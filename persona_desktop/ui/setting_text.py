@@ -40,7 +40,7 @@ GENERAL_SECTIONS = {
     "app.start_at_login": "This computer",
 }
 
-SLEEP, SCORE, MODEL, SCREEN, SPEECH, REVIEW, CHAT, OTHERS = (
+SLEEP, SCORE, MODEL, SCREEN, SPEECH, REVIEW, CHAT, OTHERS, STORAGE = (
     "Sleep cycle",
     "How proposals are scored",
     "Local model",
@@ -49,8 +49,9 @@ SLEEP, SCORE, MODEL, SCREEN, SPEECH, REVIEW, CHAT, OTHERS = (
     "Review of your chats with the assistant",
     "Chat, search and export",
     "Other assistants (MCP)",
+    "Storage and encryption",
 )
-ADVANCED_SECTIONS = (SLEEP, SCORE, MODEL, SCREEN, SPEECH, REVIEW, CHAT, OTHERS)
+ADVANCED_SECTIONS = (SLEEP, SCORE, MODEL, SCREEN, SPEECH, REVIEW, CHAT, OTHERS, STORAGE)
 
 TEXTS: dict[str, Text] = {
     # General
@@ -242,6 +243,24 @@ TEXTS: dict[str, Text] = {
     "mcp.read_scopes": Text("They may read", "", "", OTHERS, kind="choices"),
     "mcp.allow_proposals": Text(
         "They may propose facts", "A proposal only waits for your review, like any other.", "", OTHERS
+    ),
+    # Advanced: storage
+    "storage.encrypted": Text(
+        "Keep everything encrypted on this disk",
+        "What was captured, kept pictures and recordings. The key is in your keyring, or under your "
+        "passphrase.",
+        "",
+        STORAGE,
+    ),
+    "storage.max_mb": Text(
+        "Use at most",
+        "Past 80 % you are told; past 100 % the oldest screen and speech captures that no remembered "
+        "fact comes from are deleted. Chats never are.",
+        " MB",
+        STORAGE,
+    ),
+    "storage.min_free_mb": Text(
+        "Pause capture while the disk has less free than", "It resumes by itself.", " MB", STORAGE
     ),
 }
 

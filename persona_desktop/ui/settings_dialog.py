@@ -49,9 +49,11 @@ from persona_desktop.ui.setting_text import (
     GENERAL_KEYS,
     GENERAL_SECTIONS,
     SCORE,
+    STORAGE,
     text_for,
 )
 from persona_desktop.ui.setting_widgets import NamedChoice
+from persona_desktop.ui.storage_panel import StoragePanel
 from persona_desktop.ui.window_setup import prepare_window
 
 HIDDEN = {"app.first_run_done", "capture.paused_until", "capture.screen_confirmed"}  # state set elsewhere
@@ -269,6 +271,9 @@ class SettingsDialog(QDialog):
             if not keys:
                 continue
             form.add_span(self._heading(section))
+            if section == STORAGE:  # what uses the space, then the budget
+                self.storage_panel = StoragePanel(self._ctx, self._ops)
+                form.add_row("", self.storage_panel)
             for key in keys:
                 self._add(form, key)
             if section == SCORE:

@@ -274,23 +274,10 @@ class SqlFragments:
         return int(deleted)
 
     def purge_before(self, kind: Kind, before: datetime) -> tuple[int, int]:
-        from persona_desktop.adapters.store.tables import candidates, facts
-
         old = sa.select(fragments.c.id).where(
             fragments.c.kind == kind.value, fragments.c.captured_at < before
         )
-        cited = (
-            sa.select(evidence.c.fragment_id)
-            .join(candidates, candidates.c.id == evidence.c.candidate_id)
-            .where(
-                sa.or_(
-                    candidates.c.status == "pending",
-                    candidates.c.id.in_(
-                        sa.select(facts.c.candidate_id).where(facts.c.candidate_id.is_not(None))
-                    ),
-                )
-            )
-        )
+        cited = cited_fragment_ids()
         doomed = old.where(fragments.c.id.not_in(cited))
         kept = self._conn.execute(
             sa.select(sa.func.count()).select_from(old.where(fragments.c.id.in_(cited)).subquery())
@@ -302,3 +289,20 @@ class SqlFragments:
         if deleted:
             self._deleted.note(FRAGMENT_INDEXES)
         return int(deleted), int(kept)
+
+
+def cited_fragment_ids() -> sa.Select[tuple[int]]:
+    """Fragments that back a fact (applied, superseded or reverted: its provenance must stay
+    whole) or a candidate still waiting for review: retention and the budget keep them."""
+    from persona_desktop.adapters.store.tables import candidates, facts
+
+    return (
+        sa.select(evidence.c.fragment_id)
+        .join(candidates, candidates.c.id == evidence.c.candidate_id)
+        .where(
+            sa.or_(
+                candidates.c.status == "pending",
+                candidates.c.id.in_(sa.select(facts.c.candidate_id).where(facts.c.candidate_id.is_not(None))),
+            )
+        )
+    )

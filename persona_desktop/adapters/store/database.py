@@ -4,19 +4,26 @@ Every string bound to a statement passes `clean_text` (a lone surrogate would ma
 SQLite's UTF-8 encoding raise), JSON included; SQLAlchemy never puts parameters in
 its error messages (they are the owner's messages). A store that a newer version
 migrated, a damaged file, a full disk or a read-only folder each give one line.
+
+The driver is SQLCipher (`cipher.py`) for every store: with a key the file is
+encrypted, without one (the owner's explicit opt-out) it is plain SQLite. The key
+reaches each pooled connection through `creator`, never through the URL, so it is in
+no `repr`, log line or error message of SQLAlchemy's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+import sqlcipher3.dbapi2 as sqlcipher
 
+from persona_desktop.adapters.store.cipher import connect as cipher_connect
 from persona_desktop.adapters.store.deleted_text import SECURE_DELETE
 from persona_desktop.adapters.store.failures import store_failure
 from persona_desktop.domain.text_clean import clean_text, clean_value, has_lone_surrogate
@@ -35,7 +42,7 @@ BUSY_TIMEOUT_S = 15.0
 _MIGRATIONS = Path(__file__).with_name("migrations")
 
 
-def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+def _on_connect(dbapi_connection: sqlcipher.Connection, _record: Any) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself (pysqlite's own
     # transaction handling would defer it and break BEGIN IMMEDIATE).
     dbapi_connection.isolation_level = None
@@ -47,7 +54,7 @@ def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
     cur.close()
 
 
-def _on_connect_read_only(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
+def _on_connect_read_only(dbapi_connection: sqlcipher.Connection, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     dbapi_connection.execute("PRAGMA query_only=ON")
     dbapi_connection.execute(SECURE_DELETE)
@@ -95,17 +102,57 @@ def _alembic_config() -> Config:
     return cfg
 
 
+class _Connector:
+    """Makes the pool's connections, keyed; holds the key in memory only.
+
+    Read-only (a damaged store's fallback) opens the file as a `mode=ro` URI, keyed
+    like any other connection."""
+
+    def __init__(self, db_path: Path, key: bytes | None, read_only: bool, busy_timeout_s: float) -> None:
+        self._db_path = db_path
+        self._read_only = read_only
+        self._busy_timeout_s = busy_timeout_s
+        self.key = key
+
+    def __call__(self) -> sqlcipher.Connection:
+        if self._read_only:
+            uri = f"{self._db_path.absolute().as_uri()}?mode=ro"
+            return cipher_connect(uri, self.key, timeout=self._busy_timeout_s, uri=True)
+        return cipher_connect(self._db_path, self.key, timeout=self._busy_timeout_s)
+
+    def __repr__(self) -> str:
+        return f"_Connector({self._db_path})"  # never the key
+
+
+_CONNECTORS: weakref.WeakKeyDictionary[sa.Engine, _Connector] = weakref.WeakKeyDictionary()
+
+
+def set_engine_key(engine: sa.Engine, key: bytes | None) -> None:
+    """After a change of key: drop pooled connections, key the next ones with `key`."""
+    engine.dispose()
+    _CONNECTORS[engine].key = key
+
+
 def create_engine(
-    db_path: Path, *, read_only: bool = False, busy_timeout_s: float | None = None
+    db_path: Path, key: bytes | None = None, *, read_only: bool = False, busy_timeout_s: float | None = None
 ) -> sa.Engine:
-    """`busy_timeout_s`: how long a writer waits for another one's lock (default `BUSY_TIMEOUT_S`)."""
+    """An engine on the store; `key` None opens a plain (unencrypted) file.
+
+    `busy_timeout_s`: how long a writer waits for another one's lock (default `BUSY_TIMEOUT_S`).
+    The URL only names the file for SQLAlchemy's dialect (and `is_read_only`, `db_path_of`):
+    connections come from the keyed `creator`."""
     busy_timeout_s = BUSY_TIMEOUT_S if busy_timeout_s is None else busy_timeout_s
+    connector = _Connector(db_path, key, read_only, busy_timeout_s)
     url = f"sqlite:///file:{db_path}?mode=ro&uri=true" if read_only else f"sqlite:///{db_path}"
     engine = sa.create_engine(
         url,
-        connect_args={"check_same_thread": False, "timeout": busy_timeout_s},
+        module=sqlcipher,
+        creator=connector,
         pool_size=4,
         max_overflow=4,
+        # Reuse the connection used last: its page cache is still valid. With SQLCipher a page
+        # read again from the file is decrypted and authenticated again (bench_sleep, bench_ui).
+        pool_use_lifo=True,
         hide_parameters=True,
         json_serializer=_json_dumps,
         json_deserializer=_json_loads,
@@ -113,6 +160,7 @@ def create_engine(
     sa.event.listen(engine, "connect", _on_connect_read_only if read_only else _on_connect)
     sa.event.listen(engine, "begin", _on_begin)
     sa.event.listen(engine, "before_cursor_execute", _clean_parameters, retval=True)
+    _CONNECTORS[engine] = connector
     return engine
 
 
@@ -170,7 +218,7 @@ def _migrate(engine: sa.Engine, step: Callable[[Config], None]) -> None:
     cfg = _alembic_config()
     with engine.connect() as conn:
         raw = conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
+        assert isinstance(raw, sqlcipher.Connection)
         raw.execute("PRAGMA foreign_keys=OFF")
         try:
             with conn.begin():
@@ -194,7 +242,8 @@ def mark_damaged(db_path: Path) -> None:
 
 
 def _still_damaged(engine: sa.Engine, db_path: Path) -> bool:
-    """A full integrity check, only for a store marked damaged (it reads every page)."""
+    """A full integrity check, only for a store marked damaged (it reads every page; with
+    SQLCipher a page whose HMAC fails reads as SQLITE_CORRUPT, so it is found too)."""
     try:
         with engine.connect() as conn:
             verdict = conn.exec_driver_sql("PRAGMA quick_check(1)").scalar()
@@ -207,22 +256,24 @@ def _still_damaged(engine: sa.Engine, db_path: Path) -> bool:
     return True
 
 
-def open_database(data_dir: Path) -> sa.Engine:
+def open_database(data_dir: Path, key: bytes | None = None) -> sa.Engine:
     """Create the data dir (0700) and database (0600) if needed, migrate, return the engine.
 
-    A damaged store that can still be read is opened read-only (`is_read_only`), so
-    the owner can get their data out; anything that writes is refused with the reason.
+    `key` is the store's key (see `open_store`, which also encrypts, decrypts and
+    re-keys); None opens a plain store. A damaged store that can still be read is
+    opened read-only (`is_read_only`), with its key, so the owner can get their data
+    out; anything that writes is refused with the reason.
     """
     ensure_private_dir(data_dir)
     db_path = data_dir / DB_FILE
     ensure_private_file(db_path, "the store")
-    engine = create_engine(db_path)
+    engine = create_engine(db_path, key)
     if (data_dir / DAMAGED_MARK).exists() and _still_damaged(engine, db_path):
         engine.dispose()
-        fallback = _open_read_only(db_path)
+        fallback = _open_read_only(db_path, key)
         if fallback is not None:
             return fallback
-        engine = create_engine(db_path)
+        engine = create_engine(db_path, key)
     try:
         upgrade(engine)
     except sa.exc.DBAPIError as exc:
@@ -232,15 +283,15 @@ def open_database(data_dir: Path) -> sa.Engine:
             raise PersonaError(f"the store {db_path} cannot be opened: {exc.orig}") from None
         if isinstance(failure, StoreCorruptError) and "malformed" in str(failure):
             mark_damaged(db_path)
-            fallback = _open_read_only(db_path)
+            fallback = _open_read_only(db_path, key)
             if fallback is not None:
                 return fallback
         raise failure from None
     return engine
 
 
-def _open_read_only(db_path: Path) -> sa.Engine | None:
-    engine = create_engine(db_path, read_only=True)
+def _open_read_only(db_path: Path, key: bytes | None) -> sa.Engine | None:
+    engine = create_engine(db_path, key, read_only=True)
     try:
         if _current_revision(engine) == SCHEMA_HEAD:
             return engine

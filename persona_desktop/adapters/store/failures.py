@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import sqlite3
 from pathlib import Path
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.cipher import DriverError, FileState, file_state
 from persona_desktop.errors import (
     StoreBusyError,
     StoreCorruptError,
@@ -21,6 +21,7 @@ from persona_desktop.errors import (
 )
 
 _MB = 1024 * 1024
+SQLITE_FULL = 13  # SQLite's result code, the same in every driver
 MIN_FREE = 64 * _MB
 
 
@@ -59,11 +60,11 @@ def disk_full(folder: Path, db_path: Path | None = None) -> StoreFullError:
 def store_failure(exc: BaseException, db_path: Path, read_only: bool = False) -> StoreError | None:
     """The owner's version of a SQLite error, or None when it is not one (a bug)."""
     orig = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
-    if not isinstance(orig, sqlite3.Error):
+    if not isinstance(orig, DriverError):
         return None
     reason = " ".join(str(orig).split()) or type(orig).__name__
     text = reason.lower()
-    if "disk is full" in text or getattr(orig, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+    if "disk is full" in text or getattr(orig, "sqlite_errorcode", None) == SQLITE_FULL:
         return disk_full(db_path.parent, db_path)
     if "locked" in text or "busy" in text:
         return StoreBusyError(
@@ -76,6 +77,12 @@ def store_failure(exc: BaseException, db_path: Path, read_only: bool = False) ->
             "changed; restore it from a backup, or move it aside to start an empty store"
         )
     if "malformed" in text:
+        if file_state(db_path) is FileState.ENCRYPTED:  # no sqlite3 shell reads it without the key
+            return StoreCorruptError(
+                f"the store {db_path} is damaged ({reason}): nothing was changed; copy the data dir "
+                "somewhere safe; from now on it opens read-only, so `persona-desktop fragments --json` "
+                "and `facts --json` get out what can still be read"
+            )
         return StoreCorruptError(
             f"the store {db_path} is damaged ({reason}): nothing was changed; copy the data dir "
             f"somewhere safe, then rescue what can be read with `sqlite3 {db_path} .recover`"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
+import sqlcipher3.dbapi2 as sqlcipher
 
 from persona_desktop.adapters.store.journal_chain import GENESIS, TRIGGERS, entry_hash, same_sql
 from persona_desktop.adapters.store.tables import (
@@ -216,10 +216,10 @@ class SqlJournal:
         run_id: int | None = None,
         data: dict[str, Any] | None = None,
     ) -> int:
-        # Straight to sqlite3, inside this unit of work's transaction: the journal is
+        # Straight to the driver (SQLCipher), inside this unit of work's transaction: the journal is
         # appended to several times per candidate, and a Core insert costs ~10x more.
         raw = self._conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
+        assert isinstance(raw, sqlcipher.Connection)
         last = raw.execute(_LAST_ENTRY).fetchone()
         seq = raw.execute(_SEQUENCE).fetchone()[0]
         new_id = max(int(seq), last[0] if last else 0) + 1
@@ -272,8 +272,8 @@ class SqlJournal:
                 )
         seq = int(self._conn.exec_driver_sql(_SEQUENCE).scalar_one())
         raw = self._conn.connection.driver_connection
-        assert isinstance(raw, sqlite3.Connection)
-        rows = raw.execute(  # sqlite3's own cursor: a journal can hold millions of entries
+        assert isinstance(raw, sqlcipher.Connection)
+        rows = raw.execute(  # the driver's own cursor: a journal can hold millions of entries
             "SELECT id, CAST(at AS BLOB), CAST(actor AS BLOB), CAST(action AS BLOB), CAST(entity AS BLOB), "
             "entity_id, run_id, CAST(data AS BLOB), hash FROM revisions ORDER BY id"
         )

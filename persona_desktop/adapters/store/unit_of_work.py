@@ -7,13 +7,13 @@ back, so nothing half-written stays.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
 
 import sqlalchemy as sa
 
+from persona_desktop.adapters.store.cipher import DriverError
 from persona_desktop.adapters.store.content import SqlFragments, SqlSources
 from persona_desktop.adapters.store.database import db_path_of, is_read_only, mark_damaged
 from persona_desktop.adapters.store.deleted_text import DeletedText, checkpoint, merge_out
@@ -22,7 +22,12 @@ from persona_desktop.adapters.store.memory import SqlCandidates, SqlFacts, SqlOb
 from persona_desktop.adapters.store.runs import SqlJournal, SqlKeyValues, SqlLeases, SqlRuns
 from persona_desktop.adapters.store.search import SqlEmbeddings, SqlSearch
 from persona_desktop.adapters.store.skills import SqlSkills
+from persona_desktop.adapters.store.storage import SqlStorage
 from persona_desktop.errors import StoreCorruptError
+
+# What a store failure can arrive as: wrapped by SQLAlchemy, or straight from the driver
+# (the journal appends through the driver's own connection).
+_FAILURES: tuple[type[BaseException], ...] = (sa.exc.DBAPIError, *DriverError)
 
 
 class SqlUnitOfWork:
@@ -39,7 +44,7 @@ class SqlUnitOfWork:
         self._tx: sa.RootTransaction | None = None
 
     def _translated(self, exc: BaseException) -> BaseException:
-        if not isinstance(exc, sa.exc.DBAPIError | sqlite3.Error):
+        if not isinstance(exc, _FAILURES):
             return exc
         db_path = db_path_of(self._engine)
         failure = store_failure(exc, db_path, is_read_only(self._engine))
@@ -50,12 +55,12 @@ class SqlUnitOfWork:
     def __enter__(self) -> SqlUnitOfWork:
         try:
             conn = self._engine.connect()
-        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+        except _FAILURES as exc:
             raise self._translated(exc) from exc
         conn.info["begin_sql"] = "BEGIN" if self._read_only else "BEGIN IMMEDIATE"
         try:
             self._tx = conn.begin()
-        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+        except _FAILURES as exc:
             conn.close()
             raise self._translated(exc) from exc
         self._conn = conn
@@ -73,6 +78,7 @@ class SqlUnitOfWork:
         self.skills = SqlSkills(conn)
         self.search = SqlSearch(conn)
         self.embeddings = SqlEmbeddings(conn, now)
+        self.storage = SqlStorage(conn)
         return self
 
     def commit(self) -> None:
@@ -83,7 +89,7 @@ class SqlUnitOfWork:
             if deleted:
                 merge_out(self._conn, deleted)
             self._tx.commit()
-        except (sa.exc.DBAPIError, sqlite3.Error) as exc:
+        except _FAILURES as exc:
             raise self._translated(exc) from exc
         if deleted:
             self._deleted.indexes.clear()
@@ -97,7 +103,7 @@ class SqlUnitOfWork:
                 self._tx.rollback()
             if self._conn is not None:
                 self._conn.close()
-        except (sa.exc.DBAPIError, sqlite3.Error):
+        except _FAILURES:
             if exc is None:
                 raise
         finally:
