@@ -166,7 +166,7 @@ def bench_review(data_dir: Path, pending: int, facts: int, rounds: int) -> None:
         app.processEvents()
         w.pending_table.viewport().repaint()
         opens.append((time.perf_counter() - t0) * 1000)
-        _wait(app, lambda w=w: not w.ops.busy())
+        _wait(app, lambda w=w: not w.work.busy())
         if len(opens) < 3:
             w.shutdown()
             w.close()
@@ -179,18 +179,18 @@ def bench_review(data_dir: Path, pending: int, facts: int, rounds: int) -> None:
     approves, undos = [], []
     for _ in range(rounds):
         w.pending_table.selectRow(0)
-        _wait(app, lambda: not w.ops.busy())
+        _wait(app, lambda: not w.work.busy())
         n = len(w.pending.rows)
         t0 = time.perf_counter()
         w.approve_selected()
         _wait(app, lambda n=n: len(w.pending.rows) == n - 1)
         approves.append((time.perf_counter() - t0) * 1000)
-        _wait(app, lambda: not w.ops.busy())
+        _wait(app, lambda: not w.work.busy())
         t0 = time.perf_counter()
         w.undo()
         _wait(app, lambda n=n: len(w.pending.rows) == n)
         undos.append((time.perf_counter() - t0) * 1000)
-        _wait(app, lambda: not w.ops.busy())
+        _wait(app, lambda: not w.work.busy())
     print(
         f"approve latency: median {statistics.median(approves):.1f} ms, max {max(approves):.1f} ms ({rounds} rounds; target < 50 ms)"
     )
