@@ -287,6 +287,7 @@ def render(out: Path) -> int:
     memory.hide()
 
     chat = shell.open_chat()
+    _spin(app, 10, lambda: chat.is_loaded)
     shot(chat, "chat")
     chat.hide()
     search = shell.open_search()

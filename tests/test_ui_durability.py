@@ -6,33 +6,20 @@ import logging
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.adapters.store.database import DB_FILE
-from persona_desktop.app import CrashDialog, install_crash_hook
+from persona_desktop.app import CrashDialog
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.ui.shell import Shell
 from tests.conftest import Cli, chat_line, write_jsonl
-from tests.ui_support import shell, ui_ctx
+from tests.ui_support import crash, shell, ui_ctx
 
-__all__ = ["shell", "ui_ctx"]
-
-
-@pytest.fixture
-def crash(data_dir: Path, qapp: QApplication) -> Iterator[tuple[CrashHook, CrashDialog]]:
-    hook, dialog = install_crash_hook(data_dir)
-    yield hook, dialog
-    hook.uninstall()
-    if dialog.box is not None:
-        dialog.box.close()
-    qapp.processEvents()
+__all__ = ["crash", "shell", "ui_ctx"]
 
 
 def test_an_uncaught_exception_shows_a_dialog_and_is_logged(

@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from persona_desktop.app import CrashDialog, build_context, install_crash_hook
+from persona_desktop.app import CrashDialog, build_context
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.ports import UnitOfWork
@@ -32,9 +32,9 @@ from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.worker import WorkCrashed, create_worker
 from tests.chat_support import by_kind, use_server
 from tests.ollama_server import OllamaServer
-from tests.ui_support import seed_memory, shell, ui_ctx
+from tests.ui_support import crash, seed_memory, shell, ui_ctx
 
-__all__ = ["shell", "ui_ctx"]
+__all__ = ["crash", "shell", "ui_ctx"]
 
 TIMEOUT = 10_000
 PEANUTS = "I am allergic to peanuts"
@@ -43,16 +43,6 @@ PEANUTS = "I am allergic to peanuts"
 @pytest.fixture
 def owner(qapp: QApplication) -> QObject:
     return QObject()
-
-
-@pytest.fixture
-def crash(data_dir: Path, qapp: QApplication) -> Iterator[tuple[CrashHook, CrashDialog]]:
-    """The app's crash path, as `run_app` installs it."""
-    hook, dialog = install_crash_hook(data_dir)
-    yield hook, dialog
-    hook.uninstall()
-    if dialog.box is not None:
-        dialog.box.close()
 
 
 def test_a_worker_reports_progress_then_its_result_and_stops_when_asked(owner: QObject, qtbot: QtBot) -> None:
@@ -85,9 +75,9 @@ def test_a_worker_reports_progress_then_its_result_and_stops_when_asked(owner: Q
 def test_a_bug_in_a_worker_is_logged_and_shown_in_one_line_never_swallowed(
     owner: QObject,
     crash: tuple[CrashHook, CrashDialog],
+    logged_warnings: list[logging.LogRecord],
     data_dir: Path,
     qtbot: QtBot,
-    logged_warnings: list[logging.LogRecord],
 ) -> None:
     hook, dialog = crash
 

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from persona_desktop.app import build_context, build_shell
+from persona_desktop.app import CrashDialog, build_context, build_shell, install_crash_hook
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.crash_hook import CrashHook
 from persona_desktop.domain.model import (
     Author,
     CandidateStatus,
@@ -270,6 +271,17 @@ def candidate_status(rt: Runtime, cid: int) -> str:
 @pytest.fixture
 def ui_ctx(runtime: Runtime, qapp: QApplication) -> UiContext:
     return build_context(runtime)
+
+
+@pytest.fixture
+def crash(data_dir: Path, qapp: QApplication) -> Iterator[tuple[CrashHook, CrashDialog]]:
+    """The app's crash path, as `run_app` installs it: the log in the data dir, the dialog."""
+    hook, dialog = install_crash_hook(data_dir)
+    yield hook, dialog
+    hook.uninstall()
+    if dialog.box is not None:
+        dialog.box.close()
+    qapp.processEvents()
 
 
 @pytest.fixture
