@@ -161,6 +161,8 @@ def test_pause_then_resume_at_once_starts_a_new_recording(
         recorder.shutdown()
 
 
+# Qt's PulseAudio backend says so when the unplugged microphone's stream fails: expected here
+@pytest.mark.qt_log_ignore(r'^Stream failed to connect: "Failed"$')
 def test_a_microphone_that_cannot_open_reports_and_stays_off(
     pulse: Pulse,
     qtbot: QtBot,
