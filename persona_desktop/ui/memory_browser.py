@@ -105,7 +105,7 @@ class MemoryBrowser(QMainWindow):
 
     def _on_memory_changed(self, change: MemoryChange) -> None:
         """Someone else changed memory (a decision in the review window, a sleep run)."""
-        if change.origin is not self and (change.facts or change.captured):
+        if change.origin is not self and change.facts:
             self.reload()
 
     def reload(self) -> None:

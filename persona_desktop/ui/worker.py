@@ -162,7 +162,10 @@ class Worker(QObject):
         return self._ran.is_set()
 
     def wait(self, msecs: int = -1) -> bool:
-        """Block until the work is over on its thread; False when `msecs` passed first."""
+        """Block until the work is over on its thread (at once when it never started);
+        False when `msecs` passed first."""
+        if not self._queued:
+            return True
         return self._ran.wait(None if msecs < 0 else msecs / 1000)
 
     def abandon(self) -> None:
@@ -173,6 +176,7 @@ class Worker(QObject):
     def drop(self) -> None:
         """A queued worker that will never run (its pool was cleared): only `finished` comes."""
         self._abandoned = True
+        self._ran.set()  # nothing is left to wait for
         self._finish(tell=True)
 
     # --- the GUI thread's side of the work's signals -----------------------------------
