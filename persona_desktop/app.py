@@ -394,9 +394,13 @@ def _instance_lock(data_dir: Path, name: str) -> QLockFile | None:
     lock = QLockFile(str(data_dir / "app.lock"))
     lock.setStaleLockTime(0)  # stale only when its process is gone, never by age
     deadline = time.monotonic() + 10
+    told = False
     while not lock.tryLock(100):
         if notify_running(name, timeout_ms=300):
             return None
+        if not told:
+            told = True
+            print("persona-desktop: another start of this data dir is under way; waiting for it", flush=True)
         if time.monotonic() > deadline:
             raise PersonaError(f"another Persona Desktop holds {data_dir / 'app.lock'} but does not answer")
     return lock
@@ -463,7 +467,9 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
 # --- self-test --------------------------------------------------------------------------
 
 
-def _wait(signal_: SignalInstance, timeout_ms: int) -> bool:
+def _wait(*signals: SignalInstance, timeout_ms: int) -> bool:
+    """Run the event loop until one of `signals` fires (True) or `timeout_ms` passed (False);
+    nothing of the wait is left behind: no pending timer, no connection."""
     loop = QEventLoop()
     fired: list[Any] = []
 
@@ -471,9 +477,18 @@ def _wait(signal_: SignalInstance, timeout_ms: int) -> bool:
         fired.append(args)
         loop.quit()
 
-    signal_.connect(on_signal)
-    QTimer.singleShot(timeout_ms, loop.quit)
-    loop.exec()
+    timer = QTimer()
+    timer.setSingleShot(True)
+    timer.timeout.connect(loop.quit)
+    for signal_ in signals:
+        signal_.connect(on_signal)
+    timer.start(timeout_ms)
+    try:
+        loop.exec()
+    finally:
+        timer.stop()
+        for signal_ in signals:
+            signal_.disconnect(on_signal)
     return bool(fired)
 
 
@@ -504,13 +519,13 @@ def self_test(data_dir: Path | None, out: Callable[[str], None] = print) -> int:
         window.show()
         out(f"main window: built, {window.width()}x{window.height()}")
         review = shell.open_review()
-        loaded = _wait(review.loaded, 30_000)
+        loaded = _wait(review.loaded, timeout_ms=30_000)
         ok &= loaded
         out(
             f"review window: {'built' if loaded else 'NOT loaded'}, {len(review.pending.rows)} waiting, {len(review.recent.rows)} recently applied, {len(review.journal.rows)} journal entries"
         )
         memory = shell.open_memory()
-        loaded = _wait(memory.loaded, 30_000)
+        loaded = _wait(memory.loaded, timeout_ms=30_000)
         ok &= loaded
         out(f"memory browser: {'built' if loaded else 'NOT loaded'}, {len(memory.facts.rows)} facts")
         settings = shell.open_settings()
@@ -549,11 +564,7 @@ def _self_test_cycle(shell: Shell, ctx: UiContext, out: Callable[[str], None]) -
         * float(ctx.settings.get("ollama.timeout_seconds"))
         * (int(ctx.settings.get("sleep.max_documents")) + 2)
     )
-    loop = QEventLoop()
-    shell.scheduler.finished.connect(lambda _o: loop.quit())
-    shell.scheduler.failed.connect(lambda _m: loop.quit())
-    QTimer.singleShot(timeout_ms, loop.quit)
-    loop.exec()
+    _wait(shell.scheduler.finished, shell.scheduler.failed, timeout_ms=timeout_ms)
     worker = shell.scheduler.worker
     if worker is not None:
         worker.wait(60_000)

@@ -1,8 +1,11 @@
-"""Shared fixtures: a private data dir per test, the CLI run in-process or as a process."""
+"""Shared fixtures: a private data dir per test, the CLI run in-process or as a process, and the
+tripwires every test runs under (tests/tripwires.py): an unexpected logged warning fails it,
+and so does a Qt test that leaves a thread, a worker, an app timer or a window behind."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -19,8 +22,10 @@ from persona_desktop.adapters.keys.key_info import ScryptParams
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.cli import main as cli_main
 from tests.ollama_server import OllamaServer
+from tests.tripwires import LeakWatch, LogTripwire
 
 REPO = Path(__file__).resolve().parents[1]
+pytest_plugins = ["pytester"]
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +54,41 @@ def _encrypted_stores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PERSONA_DESKTOP_PASSPHRASE", TEST_PASSPHRASE)
     monkeypatch.delenv("PERSONA_DESKTOP_NEW_PASSPHRASE", raising=False)
     monkeypatch.setattr(key_info, "DEFAULT_SCRYPT", FAST_SCRYPT)
+
+
+@pytest.fixture(autouse=True)
+def _log_tripwire(request: pytest.FixtureRequest) -> Iterator[LogTripwire]:
+    """Fail the test on any WARNING (or worse) the app logs that the test did not ask for."""
+    with LogTripwire().attached() as tripwire:
+        yield tripwire
+    if tripwire.records and "logged_warnings" not in request.fixturenames:
+        pytest.fail(
+            "the app logged what this test did not expect (ask for `logged_warnings` if it should):\n"
+            + tripwire.describe(),
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def logged_warnings(_log_tripwire: LogTripwire) -> list[logging.LogRecord]:
+    """This test expects the app to log warnings: they are collected here, for it to check."""
+    return _log_tripwire.records
+
+
+@pytest.fixture(autouse=True)
+def _qt_leak_tripwire(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A Qt test fails when, after it and its fixtures are done, a thread it started still runs,
+    an app worker has not finished, a QTimer of the app's is still active, or a window is open."""
+    if "qapp" not in request.fixturenames:
+        yield
+        return
+    watch = LeakWatch()
+    with watch.watching():
+        yield
+        leaks = watch.settle()
+    if leaks:
+        watch.clean_up()
+        pytest.fail("the test left behind:\n" + "\n".join(f"  {leak}" for leak in leaks), pytrace=False)
 
 
 @pytest.fixture

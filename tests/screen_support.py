@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,9 +133,21 @@ def xvfb(width: int = 1280, height: int = 800, screens: int = 1) -> Iterator[str
 WINDOW_SCRIPT = textwrap.dedent(
     """
     import sys
-    from PySide6.QtCore import QTimer, Qt
+    from PySide6.QtCore import QEvent, QObject, QTimer, Qt
     from PySide6.QtGui import QFont, QGuiApplication
     from PySide6.QtWidgets import QApplication, QLabel
+
+
+    class Painted(QObject):
+        # says "ready" once the window was exposed and its text painted (and flushed)
+
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Type.Paint and not getattr(self, "told", False):
+                window = watched.windowHandle()
+                if window is not None and window.isExposed():
+                    self.told = True
+                    QTimer.singleShot(0, lambda: print("ready", flush=True))  # after the flush
+            return False
 
     title, text, x, y, w, h, px = sys.argv[1:8]
     app = QApplication(["screen-test-window"])
@@ -152,8 +163,9 @@ WINDOW_SCRIPT = textwrap.dedent(
     font.setPixelSize(int(px))
     label.setFont(font)
     label.setGeometry(int(x), int(y), int(w), int(h))
+    painted = Painted()
+    label.installEventFilter(painted)
     label.show()
-    QTimer.singleShot(400, lambda: print("ready", flush=True))
     app.exec()
     """
 )
@@ -208,5 +220,4 @@ def show_window(
         win.close()
         err = proc.stderr.read() if proc.stderr and not proc.stderr.closed else ""
         raise AssertionError(f"test window did not show: {line!r} {err}")
-    time.sleep(0.2)
     return win

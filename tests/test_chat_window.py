@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
@@ -30,11 +30,11 @@ def window(
     use_server(runtime, ollama_server)
     w = ChatWindow(ui_ctx)
     qtbot.addWidget(w)
-    w.show()
+    with qtbot.waitSignal(w.loaded, timeout=TIMEOUT):
+        w.show()
     yield w
     assert w.shutdown(wait_ms=20_000)
-    qtbot.waitUntil(lambda: w.stream is None and w.reviewer is None, timeout=TIMEOUT)
-    assert QThreadPool.globalInstance().activeThreadCount() == 0
+    assert w.stream is None and w.reviewer is None
 
 
 def _type_and_send(qtbot: QtBot, w: ChatWindow, text: str) -> None:
@@ -54,7 +54,7 @@ def test_typing_streams_the_answer_into_the_transcript(
     qtbot.keyClicks(window.input, "I only drink green tea")
     qtbot.keyClick(window.input, Qt.Key.Key_Return)
     assert window.stream is not None
-    window.stream.piece.connect(pieces.append)
+    window.stream.yielded.connect(pieces.append)
     assert not window.send_button.isEnabled() and window.stop_button.isEnabled()
     qtbot.waitUntil(lambda: window.stream is None, timeout=TIMEOUT)
     assert "".join(pieces).endswith("green tea it is.")
@@ -123,7 +123,11 @@ def test_the_review_runs_in_the_background_and_its_summary_reaches_the_tray(
 
 
 def test_a_failing_review_is_reported_once_and_the_chat_goes_on(
-    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot
+    runtime: Runtime,
+    window: ChatWindow,
+    ollama_server: OllamaServer,
+    qtbot: QtBot,
+    logged_warnings: list[logging.LogRecord],
 ) -> None:
     use_server(runtime, ollama_server, review__enabled=True, review__memory_interval=1)
 
@@ -141,11 +145,18 @@ def test_a_failing_review_is_reported_once_and_the_chat_goes_on(
         qtbot.waitUntil(lambda: window.reviewer is None, timeout=TIMEOUT)
     assert len(failures) == 1 and "review model crashed" in failures[0]
     assert window.transcript.toPlainText().count("Fine.") == 3
+    failed = [r.getMessage() for r in logged_warnings]  # each failure is in the log, told once
+    assert len(failed) == 3 and all("the turn review failed" in m for m in failed)
 
 
 def test_a_bad_prompt_path_shows_a_visible_warning(
-    runtime: Runtime, window: ChatWindow, ollama_server: OllamaServer, qtbot: QtBot, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+    runtime: Runtime,
+    window: ChatWindow,
+    ollama_server: OllamaServer,
+    qtbot: QtBot,
+    tmp_path: Path,
+    logged_warnings: list[logging.LogRecord],
+) -> None:
     use_server(
         runtime,
         ollama_server,
@@ -160,6 +171,7 @@ def test_a_bad_prompt_path_shows_a_visible_warning(
         _type_and_send(qtbot, window, "remember that I hate olives")
     assert len(warnings) == 1 and "missing.md" in warnings[0]
     assert window.banner.isVisible() and "built-in memory prompt" in window.banner.text()
+    assert [r.getMessage() for r in logged_warnings] == warnings
 
 
 def test_the_tray_menu_opens_the_chat_and_shows_the_review_summary(
@@ -192,18 +204,19 @@ def test_the_tray_menu_opens_the_chat_and_shows_the_review_summary(
 def test_a_decision_in_the_review_window_rewrites_the_export(
     runtime: Runtime, ui_ctx: UiContext, shell: Shell, qtbot: QtBot, tmp_path: Path
 ) -> None:
-    from persona_desktop.services import review
     from persona_desktop.services.markdown_export import PROFILE
     from tests.ui_support import seed_memory
 
-    seeded = seed_memory(runtime, pending=1, applied=0)
+    seed_memory(runtime, pending=1, applied=0)
     vault = tmp_path / "vault"
     ui_ctx.settings.set("export.enabled", True)
     ui_ctx.settings.set("export.path", str(vault))
     window = shell.open_review()
-    review.approve(runtime.uow, seeded.pending[0], datetime.now(UTC))
-    window.changed.emit()
-    qtbot.waitUntil(lambda: (vault / PROFILE).exists() and not shell.ops.busy(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: len(window.pending.rows) == 1, timeout=TIMEOUT)
+    assert not (vault / PROFILE).exists()  # written by the decision, not before
+    window.pending_table.selectRow(0)
+    window.approve_selected()
+    qtbot.waitUntil(lambda: (vault / PROFILE).exists() and not shell.work.busy(), timeout=TIMEOUT)
     assert "The owner likes topic 0" in (vault / PROFILE).read_text(encoding="utf-8")
 
 
@@ -216,6 +229,7 @@ def test_the_conversation_goes_on_in_a_new_window_and_new_chat_starts_another(
     first_id = window.session.id
     again = ChatWindow(ui_ctx)
     qtbot.addWidget(again)
+    qtbot.waitUntil(lambda: again.is_loaded, timeout=TIMEOUT)
     assert again.session.id == first_id
     assert "Hello Ann." in again.transcript.toPlainText()
     _type_and_send(qtbot, again, "still there?")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -151,12 +152,10 @@ def test_the_leak_check_finds_plain_text_where_the_owner_opted_out(
 
 
 def test_the_log_file_holds_no_message_text_from_a_bug_or_a_driver_error(
-    cli: Cli, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, data_dir: Path, monkeypatch: pytest.MonkeyPatch, logged_warnings: list[logging.LogRecord]
 ) -> None:
     """The log is plain text in the data dir. A bug's exception quotes a message, a real SQLite
     error quotes the query ("no such column: <word>"), a log call passes text: none reaches it."""
-    import logging
-
     import sqlcipher3.dbapi2 as sqlcipher
 
     from persona_desktop.services import queries
@@ -183,6 +182,7 @@ def test_the_log_file_holds_no_message_text_from_a_bug_or_a_driver_error(
     assert "OperationalError: SQLITE_ERROR" in text and "ValueError: message withheld" in text
     assert "the model replied <withheld> (13 bytes)" in text and "a message of ollama.probe" in text
     assert not _leaks(data_dir, [secret, CHAT_SECRET])
+    assert any(r.name == "persona_desktop.probe" for r in logged_warnings)
 
 
 def _hashes(data_dir: Path) -> dict[str, str]:

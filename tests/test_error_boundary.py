@@ -8,6 +8,7 @@ owner's messages never reach stderr, nor the log (plain text beside an encrypted
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def test_a_fifo_is_refused_instead_of_hanging(cli: Cli, fifo: Path, what: str) -
 
 
 def test_a_bug_is_one_line_and_its_traceback_goes_to_a_private_log(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cli: Cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, logged_warnings: list[logging.LogRecord]
 ) -> None:
     """Injected: the one way to make a deliberate bug. Its text quotes a message, as real ones do
     (built apart from the `raise`, whose source line the traceback shows, as the app's own would)."""
@@ -92,6 +93,7 @@ def test_a_bug_is_one_line_and_its_traceback_goes_to_a_private_log(
     assert "peanuts" not in text, "message text reached the log file"
     assert os.stat(log).st_mode & 0o777 == 0o600
     assert os.stat(log.parent).st_mode & 0o777 == 0o700
+    assert [(r.levelname, r.getMessage()[:14]) for r in logged_warnings] == [("ERROR", "internal error")]
 
 
 def test_stdout_closed_early_ends_quietly(cli: Cli, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -125,7 +126,10 @@ def test_recall_by_meaning_finds_a_fact_sharing_no_word_and_forgets_with_it(
     ],
 )
 def test_an_unusable_embedding_reply_stores_nothing_and_the_chat_goes_on(
-    runtime: Runtime, ollama_server: OllamaServer, bad: dict[str, object]
+    runtime: Runtime,
+    ollama_server: OllamaServer,
+    bad: dict[str, object],
+    logged_warnings: list[logging.LogRecord],
 ) -> None:
     ollama_server.models.append("nomic-embed-text")
     use_server(runtime, ollama_server, recall__embeddings=True)
@@ -137,18 +141,22 @@ def test_an_unusable_embedding_reply_stores_nothing_and_the_chat_goes_on(
     got = recall(runtime.uow, "which Volvo?", config, runtime.embedder)
     [warning] = got.warnings
     assert "cannot be used" in warning or "not Ollama's format" in warning
+    [logged] = logged_warnings  # the cause, in the log too
+    assert logged.getMessage().removeprefix("embedding recall failed: ") in warning
     assert [r.fact.statement for r in got.relevant] == ["The owner drives an old Volvo"]  # words still work
     with runtime.uow.read() as uow:
         assert uow.embeddings.count() == 0
 
 
 def test_a_missing_embedding_model_is_a_warning_not_a_failure(
-    runtime: Runtime, ollama_server: OllamaServer
+    runtime: Runtime, ollama_server: OllamaServer, logged_warnings: list[logging.LogRecord]
 ) -> None:
     use_server(runtime, ollama_server, recall__embeddings=True)
     add_fact(runtime, "The owner drives an old Volvo")
     got = recall(runtime.uow, "Volvo", RecallConfig.from_settings(runtime.settings), runtime.embedder)
     assert "ollama pull nomic-embed-text" in got.warnings[0]
+    [logged] = logged_warnings
+    assert logged.getMessage().removeprefix("embedding recall failed: ") in got.warnings[0]
     assert len(got.relevant) == 1
 
 

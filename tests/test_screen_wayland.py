@@ -172,8 +172,9 @@ def test_without_a_window_list_capture_runs_only_on_demand(
     try:
         mode = _next(events, "mode")
         assert mode.data["periodic"] is False and "could not be left out" in mode.data["reason"]
-        time.sleep(1.5)  # past the 1 s interval: a periodic loop would have grabbed by now
-        assert loop.status().frames == 0 and not loop.status().periodic
+        # the loop went to wait for a request; a periodic one grabs its first pass before that
+        _wait(lambda: loop.status().idle >= 1)
+        assert loop.status().frames == 0 and loop.status().passes == 0 and not loop.status().periodic
         loop.capture_now()
         _next(events, "captured")
     finally:
@@ -434,8 +435,9 @@ def test_on_a_desktop_without_a_window_list_the_tray_captures_only_when_asked(
         sh.screen_action.trigger()
         qtbot.waitUntil(lambda: any("only when you ask" in m for m in notes), timeout=30_000)
         assert "could not be left out" in access.describe()
-        time.sleep(1.5)
-        assert screen_texts(runtime) == []  # no periodic grab
+        loop = sh.capture.loop("screen").inner.loop  # type: ignore[union-attr]  # gate > lazy > loop
+        _wait(lambda: loop.status().idle >= 1)  # waiting for a request: a periodic loop grabs first
+        assert loop.status().passes == 0 and screen_texts(runtime) == []  # no periodic grab
         access.capture_now_action.trigger()
         # no frame is read while the app's own notification may be on screen (~13 s)
         qtbot.waitUntil(lambda: NOTES in screen_texts(runtime), timeout=60_000)

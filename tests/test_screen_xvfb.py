@@ -77,6 +77,13 @@ class Harness:
         )
         self.runtime = runtime
 
+    def until(self, check: Callable[[], bool], timeout: float = 30) -> None:
+        """Wait until the loop's status meets `check` (the loop thread moves it on)."""
+        deadline = time.monotonic() + timeout
+        while not check():
+            assert time.monotonic() < deadline, "the loop did not get there in time"
+            time.sleep(0.01)
+
     def wait_for(self, pred: Callable[[ScreenEvent], bool], timeout: float = 30) -> ScreenEvent:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -144,9 +151,11 @@ def test_loop_reads_windows_skips_the_vault_redacts_and_stores_only_changes(
     # pause: nothing is grabbed at all; resume: grabbing goes on
     loop.pause(timedelta(hours=1))
     assert loop.status().state == "paused"
-    time.sleep(0.5)  # a pass already under way when pausing drops what it read
+    began = loop.status().passes
+    # a pass already under way when pausing drops what it read; the next ones, paused, grab nothing
+    harness.until(lambda: loop.status().passes >= began + 2)
     frames = loop.status().frames
-    time.sleep(1.0)
+    harness.until(lambda: loop.status().passes >= began + 4)
     assert loop.status().frames == frames
     loop.resume()
     harness.wait_for(lambda e: e.kind == "captured")

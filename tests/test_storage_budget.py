@@ -162,7 +162,7 @@ def test_past_80_percent_the_tray_warns_once(runtime: Runtime, qtbot: QtBot) -> 
     watch.message.connect(messages.append)
     for _ in range(2):
         watch.check()
-        qtbot.waitUntil(lambda: watch.last is not None and not watch._ops.busy(), timeout=10_000)
+        qtbot.waitUntil(lambda: watch.last is not None and not watch._work.busy(), timeout=10_000)
     warnings = [m for m in messages if "of its budget" in m]
     assert len(warnings) == 1 and "8" in warnings[0]
     watch.stop()
@@ -182,7 +182,7 @@ def test_a_store_opened_read_only_is_measured_never_trimmed(runtime: Runtime, qt
     messages: list[str] = []
     watch.message.connect(messages.append)
     watch.check()
-    qtbot.waitUntil(lambda: watch.last is not None and not watch._ops.busy(), timeout=10_000)
+    qtbot.waitUntil(lambda: watch.last is not None and not watch._work.busy(), timeout=10_000)
     assert all(c.exists() for c in crops)
     assert any("of its budget" in m for m in messages)
     assert not any("Storage budget reached" in m for m in messages)

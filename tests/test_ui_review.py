@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -46,16 +46,16 @@ def review(ui_ctx: UiContext, seeded: Seeded, qtbot: QtBot) -> Iterator[ReviewWi
     qtbot.waitUntil(lambda: bool(window.evidence_cards), timeout=TIMEOUT)
     yield window
     window.shutdown()
-    assert window.ops.active_threads() == 0
+    assert window.work.active_threads() == 0
 
 
 def _press(
     qtbot: QtBot, window: ReviewWindow, key: Qt.Key, mod: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier
 ) -> None:
-    with qtbot.waitSignal(window.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(window.work.idle, timeout=TIMEOUT):
         window.pending_table.setFocus()
         qtbot.keyClick(window.pending_table, key, mod)
-    qtbot.waitUntil(lambda: not window.ops.busy(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not window.work.busy(), timeout=TIMEOUT)
 
 
 def _fact_of(rt: Runtime, cid: int) -> tuple[str, str] | None:
@@ -84,7 +84,9 @@ def test_window_shows_every_tab_and_the_evidence_with_its_context(
     assert "How often it came up" in detail and "Score 0.55" in detail
     assert "Not sure enough yet" in detail  # why it waits, in words
     assert "relevance" not in detail  # the arithmetic waits behind a link
-    review.detail.linkActivated.emit("weights")
+    review.detail.setFocus()  # the link, by keyboard: Tab to it, Enter opens it
+    qtbot.keyClick(review.detail, Qt.Key.Key_Tab)
+    qtbot.keyClick(review.detail, Qt.Key.Key_Return)
     assert "0.30&times;relevance" in review.detail.text()
     score_tip = review.pending.data(review.pending.index(0, 3), Qt.ItemDataRole.ToolTipRole)
     assert "recency: 0.95" in score_tip
@@ -175,10 +177,10 @@ def test_undo_with_nothing_to_undo_says_so(review: ReviewWindow, qtbot: QtBot) -
 
 
 def test_edit_then_approve_keeps_the_owners_wording(
-    review: ReviewWindow, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+    review: ReviewWindow, seeded: Seeded, runtime: Runtime, ui_ctx: UiContext, qtbot: QtBot
 ) -> None:
     cid = seeded.pending[2]
-    with qtbot.waitSignal(review.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         review.approve_edited(cid, "I am vegetarian")
     assert _fact_of(runtime, cid) == ("I am vegetarian", "applied")
 
@@ -217,7 +219,8 @@ def test_deselecting_empties_the_detail_pane(review: ReviewWindow, seeded: Seede
     assert first not in review.detail.text()
     assert review.evidence_cards == [] and review.evidence_box.count() == 0
     assert not review.approve_button.isEnabled() and not review.reject_button.isEnabled()
-    qtbot.wait(200)  # the evidence read still on its way must not bring the old cards back
+    # the evidence read still on its way must not bring the old cards back once it lands
+    qtbot.waitUntil(lambda: not review.work.busy(), timeout=TIMEOUT)
     assert review.evidence_cards == []
 
 
@@ -295,7 +298,7 @@ def test_revert_asks_first(review: ReviewWindow, seeded: Seeded, runtime: Runtim
     qtbot.keyClick(review.recent_table, Qt.Key.Key_V)
     qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
     assert review.recent.rows[0].fact.statement in asked.text
-    qtbot.waitUntil(lambda: not review.ops.busy(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not review.work.busy(), timeout=TIMEOUT)
     assert _fact_status(runtime, fid) is FactStatus.APPLIED
 
 
@@ -330,7 +333,7 @@ def memory(ui_ctx: UiContext, seeded: Seeded, qtbot: QtBot) -> Iterator[MemoryBr
         window.show()
     yield window
     window.shutdown()
-    assert window.ops.active_threads() == 0
+    assert window.work.active_threads() == 0
 
 
 def test_memory_search_and_why(memory: MemoryBrowser, seeded: Seeded, qtbot: QtBot) -> None:
@@ -355,10 +358,10 @@ def test_memory_revert_and_forget_source_are_journaled(
         memory.reload()
     memory.select_fact(seeded.applied[0])
     answer_modal("Revert")
-    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         memory.revert_selected()
     assert journal_actions(runtime)[-1] == "fact.reverted"
-    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         memory.forget(other.source_id)
     qtbot.waitUntil(lambda: "Forgotten" in memory.status.text(), timeout=TIMEOUT)
     assert journal_actions(runtime)[-1] == "source.forgotten"
@@ -404,14 +407,16 @@ def test_memory_screen_evidence_fits_the_pane(
     with qtbot.waitSignal(window.provenance_shown, timeout=TIMEOUT):
         window.select_fact(seeded.applied[0])
     qtbot.waitUntil(lambda: window.why_box.count() > 0, timeout=TIMEOUT)
-    qtbot.wait(50)  # one layout pass
     pane = window.pane.scroll
     inner = pane.widget()
-    assert inner.width() <= pane.viewport().width(), "the evidence is cut off on the right"
     screen_cards = [c for c in window.findChildren(EvidenceCard) if c.image_label is not None]
     assert screen_cards
     image = screen_cards[0].image_label
-    assert image is not None and image.mapTo(inner, image.rect().topRight()).x() <= pane.viewport().width()
+    assert image is not None
+    # laid out: a widget no layout placed yet sits at its parent's corner
+    qtbot.waitUntil(lambda: image.mapTo(inner, QPoint(0, 0)) != QPoint(0, 0), timeout=TIMEOUT)
+    assert inner.width() <= pane.viewport().width(), "the evidence is cut off on the right"
+    assert image.mapTo(inner, image.rect().topRight()).x() <= pane.viewport().width()
     window.shutdown()
 
 
@@ -440,7 +445,7 @@ def test_a_screen_picture_opens_full_size_on_click(
 
 
 def test_memory_revert_asks_first_and_can_be_undone(
-    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, ui_ctx: UiContext, qtbot: QtBot
 ) -> None:
     fid = seeded.applied[0]
     with qtbot.waitSignal(memory.provenance_shown, timeout=TIMEOUT):
@@ -450,15 +455,15 @@ def test_memory_revert_asks_first_and_can_be_undone(
     memory.revert_button.click()
     qtbot.waitUntil(lambda: asked.asked, timeout=TIMEOUT)
     assert statement in asked.text
-    qtbot.waitUntil(lambda: not memory.ops.busy(), timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not memory.work.busy(), timeout=TIMEOUT)
     assert _fact_status(runtime, fid) is FactStatus.APPLIED  # cancelled: nothing happened
     asked = answer_modal("Revert")
-    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         memory.revert_button.click()
     assert asked.asked and _fact_status(runtime, fid) is FactStatus.REVERTED
     assert statement in memory.status.text()
     assert memory.undo_button.isVisible()
-    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         memory.undo_button.click()
     assert _fact_status(runtime, fid) is FactStatus.APPLIED
     assert journal_actions(runtime)[-2:] == ["fact.reverted", "decision.undone"]
@@ -489,7 +494,7 @@ def test_qt_model_calls_keep_python_singletons_alive(qapp: object) -> None:
 
 
 def test_memory_forgets_a_day_of_screen_captures(
-    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, qtbot: QtBot
+    memory: MemoryBrowser, seeded: Seeded, runtime: Runtime, ui_ctx: UiContext, qtbot: QtBot
 ) -> None:
     from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Subject, Trust
     from persona_desktop.services import review
@@ -529,7 +534,7 @@ def test_memory_forgets_a_day_of_screen_captures(
         memory.select_fact(fact_id)
     day = when.astimezone().date()
     assert list(memory.forget_day_buttons) == [day]
-    with qtbot.waitSignal(memory.changed, timeout=TIMEOUT):
+    with qtbot.waitSignal(ui_ctx.events.changed, timeout=TIMEOUT):
         memory.forget_day(day)
     with runtime.uow.read() as uow:
         assert uow.fragments.by_refs(["scr:t1:m1:l0"]) == {}

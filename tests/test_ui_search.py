@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from persona_desktop.bootstrap import Runtime
@@ -18,7 +18,7 @@ from persona_desktop.ui.shell import Shell
 from tests.chat_support import add_fact, use_server
 from tests.ollama_server import OllamaServer
 from tests.search_support import add_source, approved_fact, source_id
-from tests.ui_support import seed_media_evidence, shell, ui_ctx
+from tests.ui_support import click_link, seed_media_evidence, shell, ui_ctx
 
 __all__ = ["shell", "ui_ctx"]
 
@@ -80,7 +80,7 @@ def test_a_hit_opens_its_evidence_screen_crop_and_speech_clip(
     for ref in ("screen:c1:m0:l1", "speech:rec1:0"):
         index = found.index(ref)
         with qtbot.waitSignal(w.evidence_shown, timeout=TIMEOUT) as shown:
-            w.timeline.anchorClicked.emit(QUrl(f"hit:{index}"))
+            click_link(qtbot, w.timeline, f"hit:{index}")
         item = shown.args[0]
         assert isinstance(item, EvidenceItem) and item.fragment.ref == ref
         [card] = w.cards

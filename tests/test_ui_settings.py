@@ -196,9 +196,9 @@ def test_the_model_picker_lists_the_hosts_models(dialog: SettingsDialog, qtbot: 
             "llama3.1:8b",
             "qwen2.5:7b",
         ]
-        with qtbot.waitSignal(dialog.checked, timeout=TIMEOUT):
-            dialog.models.setCurrentIndex(1)
-            dialog.models.activated.emit(1)
+        with qtbot.waitSignal(dialog.checked, timeout=TIMEOUT):  # the owner picks the next one
+            dialog.models.setFocus()
+            qtbot.keyClick(dialog.models, Qt.Key.Key_Down)
     assert dialog.fields["ollama.model"].raw() == "qwen2.5:7b"
 
 

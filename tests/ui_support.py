@@ -1,4 +1,4 @@
-"""Fixtures and seeding for the ui tests: real store, real services, no leaked threads.
+"""Fixtures and seeding for the ui tests: real store, real services, a clean shutdown.
 
 `seed_memory` writes candidates and facts straight through the unit of work (the
 sleep cycle has its own tests); the ui then works on them through the services.
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QApplication
 
-from persona_desktop.app import build_context, build_shell
+from persona_desktop.app import CrashDialog, build_context, build_shell, install_crash_hook
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.crash_hook import CrashHook
 from persona_desktop.domain.model import (
     Author,
     CandidateStatus,
@@ -280,25 +280,61 @@ def ui_ctx(runtime: Runtime, qapp: QApplication) -> UiContext:
 
 
 @pytest.fixture
-def shell(ui_ctx: UiContext, qapp: QApplication) -> Iterator[Shell]:
-    """A shell whose teardown proves nothing is left running."""
-    sh = build_shell(ui_ctx)
-    yield sh
-    assert sh.shutdown(wait_ms=20_000), "a sleep-cycle thread was still running"
-    assert_nothing_running(sh)
+def crash(data_dir: Path, qapp: QApplication) -> Iterator[tuple[CrashHook, CrashDialog]]:
+    """The app's crash path, as `run_app` installs it: the log in the data dir, the dialog."""
+    hook, dialog = install_crash_hook(data_dir)
+    yield hook, dialog
+    hook.uninstall()
+    if dialog.box is not None:
+        dialog.box.close()
     qapp.processEvents()
 
 
-def assert_nothing_running(sh: Shell) -> None:
+@pytest.fixture
+def shell(ui_ctx: UiContext, qapp: QApplication) -> Iterator[Shell]:
+    """A shell whose shutdown must leave nothing running (conftest's leak check then looks again)."""
+    sh = build_shell(ui_ctx)
+    yield sh
+    assert sh.shutdown(wait_ms=20_000), "a sleep-cycle thread was still running"
+    assert_shut_down(sh)
+    qapp.processEvents()
+
+
+def assert_shut_down(sh: Shell) -> None:
+    """What `Shell.shutdown` promises, without waiting: no tick, no cycle, no store work left."""
     assert not sh.scheduler.timer.isActive()
-    assert sh.scheduler.worker is None or sh.scheduler.worker.isFinished()
-    for ops in [sh.ops] + [w.ops for w in (sh.review, sh.memory) if w is not None]:
-        assert not ops.busy()
-        assert ops.active_threads() == 0
-    assert QThreadPool.globalInstance().activeThreadCount() == 0
+    assert sh.scheduler.worker is None or sh.scheduler.worker.ran()
+    for window in (sh, sh.review, sh.memory, sh.search, sh.chat):
+        if window is not None:
+            assert not window.work.busy(), f"{type(window).__name__} still has store work queued"
+            assert window.work.active_threads() == 0
 
 
-# --- answering a modal question the way the owner would ---------------------------------------
+# --- clicking and answering the way the owner would -------------------------------------------
+
+
+def click_link(qtbot: Any, browser: Any, href: str) -> None:
+    """Click the link to `href` in a QTextBrowser with the mouse, where it is drawn."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QTextCursor
+
+    doc = browser.document()
+    block, at = doc.begin(), None
+    while block.isValid() and at is None:
+        it = block.begin()
+        while not it.atEnd():
+            fragment = it.fragment()
+            if fragment.charFormat().anchorHref() == href:
+                at = fragment.position() + fragment.length() // 2
+                break
+            it += 1
+        block = block.next()
+    assert at is not None, f"no link to {href!r}"
+    cursor = QTextCursor(doc)
+    cursor.setPosition(at)
+    browser.setTextCursor(cursor)  # scrolled into view, as the owner would
+    browser.ensureCursorVisible()
+    qtbot.mouseClick(browser.viewport(), Qt.MouseButton.LeftButton, pos=browser.cursorRect(cursor).center())
 
 
 @dataclass

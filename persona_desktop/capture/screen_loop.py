@@ -62,6 +62,8 @@ class LoopStatus:
     fragments: int = 0
     periodic: bool = True
     periodic_reason: str | None = None  # why only capture on demand works
+    passes: int = 0  # passes the loop began (a paused one too)
+    idle: int = 0  # times the loop went to wait for its next pass or a request
 
 
 Sources = list[tuple[SourceInfo, list[NewFragment]]]
@@ -211,6 +213,7 @@ class ScreenCaptureLoop:
             while not self._stop.is_set():
                 wait = next_at - time.monotonic()
                 if wait > 0 and not self._force.is_set():
+                    self._set(idle=self._status.idle + 1)
                     self._wake.wait(wait if periodic else None)
                 self._wake.clear()
                 if self._stop.is_set():
@@ -221,6 +224,7 @@ class ScreenCaptureLoop:
                     next_at = time.monotonic() + self.interval_s
                 force = self._force.is_set()
                 self._force.clear()
+                self._set(passes=self._status.passes + 1)
                 try:
                     results = self.tick(grabber, windows, force=force)
                     if force and own_cover(results):

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from persona_desktop.capture.speech import ChunkerOptions, SpeechChunk, SpeechChunker, new_recording_id
+from persona_desktop.capture.speech import (
+    SAMPLE_RATE,
+    ChunkerOptions,
+    SpeechChunk,
+    SpeechChunker,
+    new_recording_id,
+)
 from persona_desktop.capture.speech_clips import purge_expired_clips
 from persona_desktop.capture.speech_recording import Origin, Recording, SegmentWriter
 from persona_desktop.domain.model import Kind, NewFragment
@@ -126,6 +132,11 @@ class SpeechSession:
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
+
+    @property
+    def heard_seconds(self) -> float:
+        """How much audio this recording has taken in so far."""
+        return self._chunker.total_samples / SAMPLE_RATE
 
     def _work(self) -> None:
         while True:

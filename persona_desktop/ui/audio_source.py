@@ -208,6 +208,10 @@ class SpeechRecorder(QObject):
     def recording_id(self) -> str | None:
         return self._session.recording_id if self._session is not None else None
 
+    def heard_seconds(self) -> float:
+        """Audio read from the microphone in this recording so far (0 when none runs)."""
+        return self._session.heard_seconds if self._session is not None else 0.0
+
     def start(self) -> None:
         """Open the microphone on a new thread. Raises CaptureUnavailableError if there is none."""
         if self._thread is not None:

@@ -67,6 +67,10 @@ class CaptureController(QObject):
     def attached(self, kind: str) -> bool:
         return kind in self._loops
 
+    def loop(self, kind: str) -> CaptureLoop | None:
+        """The loop attached for a kind, if any."""
+        return self._loops.get(kind)
+
     # --- state --------------------------------------------------------------------------
 
     def is_enabled(self, kind: str) -> bool:

@@ -1,20 +1,24 @@
 """The chat window: talk with the assistant, streamed and cancellable, with the turn review alongside.
 
-The answer streams from a `StreamWorker` (a QThread iterating the Qt-free
-`ChatSession.ask` generator with a cancel flag). When the counters say a review is
-due, a `ReviewWorker` runs it on a snapshot of the conversation in its own
-QThread: never blocking the chat, at most one at a time, cancelled once it
-outlives `review.timeout_seconds`. Its summary goes out through `review_summary`
-for the tray; a failing review is logged and reported once until one succeeds.
+Nothing here reads the store on the GUI thread. The conversation to go on with is read
+by the window's work queue when it opens (Send waits for it). The answer streams from
+the app's one worker (worker.py) iterating the Qt-free `ChatSession.ask` generator with
+its cancel flag. When the counters say a review is due, another worker runs it on a
+snapshot of the conversation: never blocking the chat, at most one at a time, cancelled
+once it outlives `review.timeout_seconds`. Its summary goes out through
+`review_summary` for the tray; a failing review is logged and reported once until one
+succeeds. A stored turn, and a review that proposed or applied anything, announce a
+memory change (memory_events.py), which the tray count and the other windows follow.
 """
 
 from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -34,7 +38,6 @@ from persona_desktop.services.chat import (
     resume_latest,
     system_prompt,
 )
-from persona_desktop.services.markdown_export import export_if_enabled
 from persona_desktop.services.recall import RecallConfig
 from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.services.turn_review import (
@@ -45,43 +48,16 @@ from persona_desktop.services.turn_review import (
     TurnReview,
     make_snapshot,
 )
-from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.memory_events import CAPTURED, MemoryChange
 from persona_desktop.ui.used_memories import UsedMemories
 from persona_desktop.ui.window_setup import prepare_window
+from persona_desktop.ui.worker import Worker, WorkQueue, create_worker
 
 log = logging.getLogger(__name__)
 
 PLACEHOLDER = "Write to Persona... (Enter sends, Shift+Enter starts a new line)"
-
-
-class StreamWorker(CancellableThread):
-    """One turn: stores the owner's message, streams the answer, stores it."""
-
-    piece = Signal(str)
-    outcome = Signal(object)  # TurnOutcome
-    failed = Signal(str)
-
-    def __init__(self, session: ChatSession, text: str, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._session = session
-        self._text = text
-
-    def run(self) -> None:
-        try:
-            gen = self._session.ask(self._text, self.cancelled)
-            while True:
-                try:
-                    chunk = next(gen)
-                except StopIteration as stop:
-                    self.outcome.emit(stop.value)
-                    return
-                self.piece.emit(chunk)
-        except PersonaError as exc:  # the store refused the message: say so, keep the window
-            self.failed.emit(str(exc))
-        except Exception as exc:  # a bug; say so instead of dying silently in a thread
-            log.exception("the chat turn crashed")
-            self.failed.emit(f"the chat crashed: {type(exc).__name__}: {exc}")
+LOADING = "Reading the conversation\u2026"
 
 
 @dataclass(frozen=True)
@@ -94,30 +70,19 @@ class ReviewJob:
     include_observations: bool
 
 
-class ReviewWorker(CancellableThread):
-    outcome = Signal(object)  # ReviewOutcome
-    failed = Signal(str)
+def run_review(ctx: UiContext, job: ReviewJob, cancelled: Callable[[], bool]) -> ReviewOutcome:
+    """The turn review of a snapshot of the conversation; on the worker thread."""
+    prompt = system_prompt(ctx.uow, job.include_observations)
+    snapshot = make_snapshot(job.conversation_id, prompt, job.messages)
+    review = TurnReview(ctx.uow, ctx.llm(), ctx.clock, job.config, job.sleep)  # type: ignore[arg-type]
+    return review.run(snapshot, job.kind, cancelled)
 
-    def __init__(self, ctx: UiContext, job: ReviewJob, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._ctx = ctx
-        self.job = job
 
-    def run(self) -> None:
-        job, ctx = self.job, self._ctx
-        try:
-            prompt = system_prompt(ctx.uow, job.include_observations)
-            snapshot = make_snapshot(job.conversation_id, prompt, job.messages)
-            review = TurnReview(ctx.uow, ctx.llm(), ctx.clock, job.config, job.sleep)  # type: ignore[arg-type]
-            outcome = review.run(snapshot, job.kind, self.cancelled)
-            if outcome.applied:
-                export_if_enabled(ctx.settings, ctx.uow, ctx.clock.now())
-            self.outcome.emit(outcome)
-        except PersonaError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:
-            log.exception("the turn review crashed")
-            self.failed.emit(f"the review crashed: {type(exc).__name__}: {exc}")
+def wrote(outcome: ReviewOutcome) -> MemoryChange | None:
+    """What a review changed in memory, if anything."""
+    if not (outcome.candidate_ids or outcome.applied or sum(outcome.proposed.values())):
+        return None
+    return MemoryChange(facts=bool(outcome.applied), candidates=True)
 
 
 class _Input(QPlainTextEdit):
@@ -145,24 +110,20 @@ class ChatWindow(QWidget):
     review_summary = Signal(str)  # "Memory review: 1 fact proposed", for the tray
     review_failed = Signal(str)  # once, until a review succeeds again
     warning = Signal(str)  # e.g. an unreadable prompt override
+    loaded = Signal()  # the conversation to go on with was read: Send works from now on
 
     def __init__(self, ctx: UiContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         prepare_window(self, "Chat", 680, 760)
-        # the newest conversation goes on, its history kept; "New chat" starts another
-        self.session = resume_latest(
-            ctx.uow,
-            ctx.llm,  # type: ignore[arg-type]
-            ctx.clock,
-            include_observations=bool(ctx.settings.get("chat.include_observations")),
-            recall=RecallConfig.from_settings(ctx.settings),
-            embedder=ctx.embedder,
-        )
+        self.work = WorkQueue(self, on_error=self._on_load_failed, events=ctx.events, name="the chat")
+        self.session = self._new_session()  # until the newest conversation is read
+        self.is_loaded = False
+        self._send_when_loaded: tuple[str | None] | None = None  # sent before the conversation was read
         self.counter = TurnCounter(ReviewConfig.from_settings(ctx.settings))
-        self.stream: StreamWorker | None = None
-        self.reviewer: ReviewWorker | None = None
-        self.lines: list[_Line] = [_Line(m.role, m.text) for m in self.session.conversation.messages]
+        self.stream: Worker | None = None
+        self.reviewer: Worker | None = None
+        self.lines: list[_Line] = []
         self.skipped_reviews = 0
         self._failure_reported = False
         self._warned: set[str] = set()
@@ -170,6 +131,57 @@ class ChatWindow(QWidget):
         self._review_timer.setSingleShot(True)
         self._review_timer.timeout.connect(self.cancel_review)
         self._build()
+        self._resume()
+
+    def _new_session(self) -> ChatSession:
+        return ChatSession(
+            self.ctx.uow,
+            self.ctx.llm,  # type: ignore[arg-type]
+            self.ctx.clock,
+            include_observations=bool(self.ctx.settings.get("chat.include_observations")),
+            recall=RecallConfig.from_settings(self.ctx.settings),
+            embedder=self.ctx.embedder,
+        )
+
+    def _resume(self) -> None:
+        """The newest conversation goes on, its history kept; "New chat" starts another."""
+        ctx = self.ctx
+        include = bool(ctx.settings.get("chat.include_observations"))
+        recall = RecallConfig.from_settings(ctx.settings)
+        self.work.run(
+            lambda: resume_latest(
+                ctx.uow,
+                ctx.llm,  # type: ignore[arg-type]
+                ctx.clock,
+                include_observations=include,
+                recall=recall,
+                embedder=ctx.embedder,
+            ),
+            self._on_resumed,
+            read=True,
+        )
+
+    def _on_resumed(self, session: ChatSession) -> None:
+        self.session = session
+        self.lines = [_Line(m.role, m.text) for m in session.conversation.messages] + self.lines
+        self._ready()
+
+    def _on_load_failed(self, exc: PersonaError) -> None:
+        """The history cannot be read: say so, and talk in a new conversation."""
+        self.lines.append(_Line("error", f"The earlier conversation cannot be shown: {exc}"))
+        self._ready()
+
+    def _ready(self) -> None:
+        self.is_loaded = True
+        self.send_button.setEnabled(True)
+        self.new_button.setEnabled(True)
+        self.status.setText(self._idle_status())
+        self._render()
+        self.loaded.emit()
+        if self._send_when_loaded is not None:
+            (text,) = self._send_when_loaded
+            self._send_when_loaded = None
+            self.send(text)
 
     def _build(self) -> None:
         layout = QVBoxLayout(self)
@@ -185,7 +197,7 @@ class ChatWindow(QWidget):
         layout.addWidget(self.transcript, 1)
         self.used_memories = UsedMemories()  # which facts the last reply's prompt recalled
         layout.addWidget(self.used_memories)
-        self.status = QLabel(self._idle_status())
+        self.status = QLabel(LOADING)
         self.status.setStyleSheet("QLabel { color: #555; }")
         layout.addWidget(self.status)
         row = QHBoxLayout()
@@ -197,6 +209,7 @@ class ChatWindow(QWidget):
         buttons = QVBoxLayout()
         self.send_button = QPushButton("Send")
         self.send_button.setDefault(True)
+        self.send_button.setEnabled(False)  # until the conversation was read
         self.send_button.clicked.connect(self.send)
         self.stop_button = QPushButton("Stop")
         self.stop_button.setToolTip("Stop the answer; what came so far is kept")
@@ -205,6 +218,7 @@ class ChatWindow(QWidget):
         self.new_button = QPushButton("New chat")
         self.new_button.setToolTip("Start a new conversation; this one stays stored")
         self.new_button.clicked.connect(self.new_chat)
+        self.new_button.setEnabled(False)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         buttons.addWidget(self.new_button)
@@ -220,10 +234,14 @@ class ChatWindow(QWidget):
     # --- the conversation ---------------------------------------------------------------
 
     def is_streaming(self) -> bool:
-        return self.stream is not None and not self.stream.isFinished()
+        return self.stream is not None and self.stream.is_running()
 
     def send(self, text: str | None = None) -> bool:
-        """Send `text` (or what is typed); False when nothing was sent."""
+        """Send `text` (or what is typed); False when nothing was sent. Before the conversation
+        was read, the message waits and goes once it is."""
+        if not self.is_loaded:
+            self._send_when_loaded = (text,)
+            return True
         if self.is_streaming():
             return False
         body = (text if text is not None else self.input.toPlainText()).strip()
@@ -235,31 +253,29 @@ class ChatWindow(QWidget):
         self.used_memories.set_memories([])
         self.lines.append(_Line("owner", body))
         self.lines.append(_Line("assistant", "", "..."))
-        worker = StreamWorker(self.session, body, self)
-        worker.piece.connect(self._on_piece)
-        worker.outcome.connect(self._on_outcome)
-        worker.failed.connect(self._on_stream_failed)
-        worker.finished.connect(self._on_stream_thread_finished)
-        self.stream = worker
+        session = self.session
+        self.stream = create_worker(
+            lambda cancelled: session.ask(body, cancelled),
+            self,
+            "the chat",
+            on_yielded=self._on_piece,
+            on_returned=self._on_outcome,
+            on_errored=self._on_stream_failed,
+            on_finished=self._on_stream_finished,
+            start=False,
+        )
         self.send_button.setEnabled(False)
         self.new_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self.status.setText("Persona is answering...")
         self._render()
-        worker.start()
+        self.stream.start()
         return True
 
     def new_chat(self) -> bool:
-        if self.is_streaming():
+        if self.is_streaming() or not self.is_loaded:
             return False
-        self.session = ChatSession(
-            self.ctx.uow,
-            self.ctx.llm,  # type: ignore[arg-type]
-            self.ctx.clock,
-            include_observations=bool(self.ctx.settings.get("chat.include_observations")),
-            recall=RecallConfig.from_settings(self.ctx.settings),
-            embedder=self.ctx.embedder,
-        )
+        self.session = self._new_session()
         self.used_memories.set_memories([])
         self.counter = TurnCounter(ReviewConfig.from_settings(self.ctx.settings))
         self.lines = []
@@ -269,7 +285,7 @@ class ChatWindow(QWidget):
 
     def cancel(self) -> None:
         if self.stream is not None:
-            self.stream.cancel()
+            self.stream.quit()
             self.status.setText("Stopping...")
 
     def _on_piece(self, piece: str) -> None:
@@ -289,20 +305,18 @@ class ChatWindow(QWidget):
             self.lines.append(_Line("error", f"The assistant could not answer: {outcome.error}"))
         self.used_memories.set_memories(outcome.memories if outcome.reply is not None else [])
         self._render()
+        self.ctx.events.announce(CAPTURED.by(self))  # the turn is stored
         self.turn_finished.emit(outcome)
         self._after_owner_turn(outcome.owner.text)
 
-    def _on_stream_failed(self, message: str) -> None:
+    def _on_stream_failed(self, exc: PersonaError) -> None:
         if self.lines and self.lines[-1].role == "assistant" and not self.lines[-1].text:
             self.lines.pop()
-        self.lines.append(_Line("error", message))
+        self.lines.append(_Line("error", str(exc)))
         self._render()
 
-    def _on_stream_thread_finished(self) -> None:
-        # one stream at a time: the finished one is ours (sender() is not reliable across threads)
-        if self.stream is not None and self.stream.isFinished():
-            self.stream.deleteLater()
-            self.stream = None
+    def _on_stream_finished(self) -> None:
+        self.stream = None
         self.send_button.setEnabled(True)
         self.new_button.setEnabled(True)
         self.stop_button.setEnabled(False)
@@ -322,7 +336,7 @@ class ChatWindow(QWidget):
             self.start_review(kind, config)
 
     def is_reviewing(self) -> bool:
-        return self.reviewer is not None and not self.reviewer.isFinished()
+        return self.reviewer is not None and self.reviewer.is_running()
 
     def start_review(self, kind: ReviewKind, config: ReviewConfig | None = None) -> bool:
         """Review a snapshot of the conversation now; False when one is already running."""
@@ -339,13 +353,18 @@ class ChatWindow(QWidget):
             SleepConfig.from_settings(self.ctx.settings),
             bool(self.ctx.settings.get("chat.include_observations")),
         )
-        worker = ReviewWorker(self.ctx, job, self)
-        worker.outcome.connect(self._on_review_outcome)
-        worker.failed.connect(self._on_review_failed)
-        worker.finished.connect(self._on_review_thread_finished)
-        self.reviewer = worker
+        ctx = self.ctx
+        self.reviewer = create_worker(
+            lambda cancelled: run_review(ctx, job, cancelled),
+            self,
+            "the memory review",
+            on_returned=self._on_review_outcome,
+            on_errored=lambda exc: self._on_review_failed(str(exc)),
+            on_finished=self._on_review_finished,
+            start=False,
+        )
         self._review_timer.start(int(cfg.timeout_s * 1000))
-        worker.start()
+        self.reviewer.start()
         self.review_started.emit(kind.value)
         if not self.is_streaming():
             self.status.setText(f"{kind.value.capitalize()} review running in the background...")
@@ -353,9 +372,12 @@ class ChatWindow(QWidget):
 
     def cancel_review(self) -> None:
         if self.reviewer is not None:
-            self.reviewer.cancel()
+            self.reviewer.quit()
 
     def _on_review_outcome(self, outcome: ReviewOutcome) -> None:
+        change = wrote(outcome)
+        if change is not None:
+            self.ctx.events.announce(change.by(self))
         for text in outcome.warnings:
             self._warn(text)
         if outcome.error:
@@ -385,11 +407,9 @@ class ChatWindow(QWidget):
         self.banner.show()
         self.warning.emit(text)
 
-    def _on_review_thread_finished(self) -> None:
-        if self.reviewer is not None and self.reviewer.isFinished():
-            self.reviewer.deleteLater()
-            self.reviewer = None
-            self._review_timer.stop()
+    def _on_review_finished(self) -> None:
+        self.reviewer = None
+        self._review_timer.stop()
         if not self.is_streaming():
             self.status.setText(self._idle_status())
 
@@ -423,14 +443,19 @@ class ChatWindow(QWidget):
     def shutdown(self, wait_ms: int = 5000) -> bool:
         """Stop the answer and the review; True when no thread is left running."""
         self._review_timer.stop()
+        self.work.shutdown()
         clean = True
         for worker in (self.stream, self.reviewer):
             if worker is not None:
-                worker.cancel()
+                worker.quit()
                 clean &= worker.wait(wait_ms)
         if clean:
-            self._on_stream_thread_finished()
-            self._on_review_thread_finished()
+            for worker in (self.stream, self.reviewer):
+                if worker is not None:
+                    worker.abandon()  # what it still sends finds no window to show it in
+            self.stream = self.reviewer = None
+            self._on_stream_finished()
+            self._on_review_finished()
         return clean
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -1,7 +1,8 @@
 """What every window needs from the outside, handed over by the composition root (app.py).
 
 The ui never builds adapters itself: it gets a unit-of-work factory, a clock, the
-settings and a few callables, all typed by ports.
+settings and a few callables, all typed by ports; and the app's one "memory changed"
+signal, which every write announces and every window follows.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from persona_desktop.config import Settings
 from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
 from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
+from persona_desktop.ui.memory_events import MemoryEvents
 
 LLMFor = Callable[[str, str], LLM]
 """(host, model) -> an LLM client, for "Test connection" before the settings are saved."""
@@ -41,6 +43,7 @@ class UiContext:
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
     media_reader: MediaReader | None = None  # kept crops and clips, decrypted when sealed
+    events: MemoryEvents = field(default_factory=MemoryEvents)  # "memory changed", for every window
 
     @property
     def media(self) -> MediaReader:

@@ -2,7 +2,8 @@
 
 Off unless the owner names a key (`search.global_shortcut`): a grab takes that key away
 from every other program, so it is never taken by default. The grab lives on its own X
-connection, watched by a small thread; a press is handed to the GUI thread as a signal.
+connection, watched by the app's one worker (worker.py): each press is a value the watch
+yields, which reaches the GUI thread as `pressed`.
 Wayland has no such grab (its portal for global shortcuts is not used here): there, and
 wherever the key cannot be parsed, `X11Hotkey.start` raises a PersonaError that says so.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 
 import os
 import select
-import threading
+from collections.abc import Callable, Iterator
 from ctypes import c_char_p, c_int, c_uint, c_ulong, c_void_p, create_string_buffer
 
 from PySide6.QtCore import QObject, Signal
 
 from persona_desktop.capture.screen_window_x11 import Window, _load
 from persona_desktop.errors import PersonaError
+from persona_desktop.ui.worker import Worker, create_worker
 
 KEY_PRESS = 2
 GRAB_MODE_ASYNC = 1
@@ -47,8 +49,7 @@ class X11Hotkey(QObject):
         super().__init__(parent)
         self.text = text
         self._mask, self._key = parse_key(text)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._watcher: Worker | None = None
         self._dpy: int | None = None
         self._keycode = 0
 
@@ -82,27 +83,29 @@ class X11Hotkey(QObject):
             x.XGrabKey(dpy, keycode, self._mask | lock, root, 0, GRAB_MODE_ASYNC, GRAB_MODE_ASYNC)
         x.XSync(dpy, 0)
         self._x, self._dpy, self._root, self._keycode = x, dpy, root, keycode
-        self._thread = threading.Thread(target=self._watch, name="global-shortcut", daemon=True)
-        self._thread.start()
+        self._watcher = create_worker(
+            self._watch, self, "the search shortcut", on_yielded=lambda _press: self.pressed.emit()
+        )
 
-    def _watch(self) -> None:
+    def _watch(self, cancelled: Callable[[], bool]) -> Iterator[None]:
+        """On the worker thread: one value per press of the key, until cancelled."""
         x, dpy = self._x, self._dpy
         fd = x.XConnectionNumber(dpy)
         event = create_string_buffer(_XEVENT_BYTES)
-        while not self._stop.is_set():
+        while not cancelled():
             ready, _, _ = select.select([fd], [], [], 0.2)
             if not ready:
                 continue
             while x.XPending(dpy):
                 x.XNextEvent(dpy, event)
                 if int.from_bytes(event.raw[:4], "little", signed=True) == KEY_PRESS:
-                    self.pressed.emit()
+                    yield None
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-            self._thread = None
+        if self._watcher is not None:
+            self._watcher.abandon()  # a press still on its way finds the shortcut gone
+            self._watcher.wait(2000)
+            self._watcher = None
         if self._dpy:
             for lock in _LOCKS:
                 self._x.XUngrabKey(self._dpy, self._keycode, self._mask | lock, self._root)

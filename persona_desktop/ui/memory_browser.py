@@ -2,7 +2,8 @@
 
 The detail pane always belongs to the fact selected now: it is emptied the moment
 the selection changes, before the new fact's sources are read, so a "Forget
-everything learned from ..." button of the previous fact can never be clicked.
+everything learned from ..." button of the previous fact can never be clicked. Its
+writes announce a memory change; it reloads on the changes others make.
 """
 
 from __future__ import annotations
@@ -30,14 +31,15 @@ from persona_desktop.services import review, review_views
 from persona_desktop.services.explain import decision_words, reason_words
 from persona_desktop.services.explain import local_time as local
 from persona_desktop.services.review import Provenance
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm, quoted
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
 from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
+from persona_desktop.ui.memory_events import FORGOTTEN, REVERTED, MemoryChange
 from persona_desktop.ui.review_columns import MEMORY_COLUMNS
 from persona_desktop.ui.table_model import RecordTableModel
 from persona_desktop.ui.window_setup import prepare_window
+from persona_desktop.ui.worker import WorkQueue
 
 PLACEHOLDER = "<p style='color:#5f6368'>Select a fact to see why it is known, down to its sources.</p>"
 EMPTY = (
@@ -47,7 +49,6 @@ EMPTY = (
 
 
 class MemoryBrowser(QMainWindow):
-    changed = Signal()
     loaded = Signal()
     provenance_shown = Signal(object)
 
@@ -55,7 +56,7 @@ class MemoryBrowser(QMainWindow):
         super().__init__(parent)
         prepare_window(self, "Memory", 1180, 700)
         self._ctx = ctx
-        self.ops = Ops(self, on_error=self._show_error)
+        self.work = WorkQueue(self, on_error=self._show_error, events=ctx.events, name="the memory browser")
         self._why_seq = 0
         self._undo_target: tuple[str, int] | None = None
         self.provenance: Provenance | None = None
@@ -97,13 +98,19 @@ class MemoryBrowser(QMainWindow):
         self.statusBar().addWidget(self.undo_button)
         self.statusBar().addPermanentWidget(self.count_label)
         QShortcut(QKeySequence.StandardKey.Find, self, self.search.setFocus)
+        ctx.events.changed.connect(self._on_memory_changed)
         self.reload()
 
     # --- loading ------------------------------------------------------------------------
 
+    def _on_memory_changed(self, change: MemoryChange) -> None:
+        """Someone else changed memory (a decision in the review window, a sleep run)."""
+        if change.origin is not self and change.facts:
+            self.reload()
+
     def reload(self) -> None:
         uow, needle = self._ctx.uow, self.search.text()
-        self.ops.run(lambda: review_views.all_facts(uow, needle), self._on_facts, read=True)
+        self.work.run(lambda: review_views.all_facts(uow, needle), self._on_facts, read=True)
 
     def _on_facts(self, rows: list[Fact]) -> None:
         keep = self._selected_id()
@@ -171,7 +178,7 @@ class MemoryBrowser(QMainWindow):
             )
             self.revert_button.setEnabled(fact.status is FactStatus.APPLIED)
         seq, uow = self._why_seq, self._ctx.uow
-        self.ops.run(lambda: review.why(uow, fact_id), lambda p: self._on_why(seq, p), read=True)
+        self.work.run(lambda: review.why(uow, fact_id), lambda p: self._on_why(seq, p), read=True)
 
     def _on_why(self, seq: int, prov: Provenance) -> None:
         if seq != self._why_seq or self._selected_id() != prov.fact.id:
@@ -228,7 +235,7 @@ class MemoryBrowser(QMainWindow):
             self._undo_target = ("fact.reverted", fact_id)
             self._after(f"Reverted: {quoted(statement)}.", undoable=True)
 
-        self.ops.run(lambda: review.revert_fact(uow, fact_id, now), done)
+        self.work.run(lambda: review.revert_fact(uow, fact_id, now), done, change=REVERTED)
 
     def undo_last(self) -> None:
         target = self._undo_target
@@ -237,8 +244,10 @@ class MemoryBrowser(QMainWindow):
         uow, now = self._ctx.uow, self._ctx.clock.now()
         self._undo_target = None
         self.undo_button.setVisible(False)
-        self.ops.run(
-            lambda: review.undo(uow, now, expect=target), lambda _d: self._after("Undone: the fact is back.")
+        self.work.run(
+            lambda: review.undo(uow, now, expect=target),
+            lambda _d: self._after("Undone: the fact is back."),
+            change=REVERTED,
         )
 
     def confirm_forget(self, source_id: int, label: str) -> None:
@@ -287,13 +296,12 @@ class MemoryBrowser(QMainWindow):
                 f" {_n(counts.get('candidates_dropped', 0), 'candidate')} no longer waiting."
             )
 
-        self.ops.run(call, done)
+        self.work.run(call, done, change=FORGOTTEN)
 
     def _after(self, message: str, undoable: bool = False) -> None:
         self.status.setStyleSheet("")
         self.status.setText(message)
         self.undo_button.setVisible(undoable)
-        self.changed.emit()
         self.reload()
 
     def _show_error(self, exc: PersonaError) -> None:
@@ -304,9 +312,10 @@ class MemoryBrowser(QMainWindow):
     def shutdown(self) -> None:
         self._debounce.stop()
         self.player.close()
-        self.ops.shutdown()
+        self.work.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self._debounce.stop()
         self.player.stop()
         super().closeEvent(event)
 

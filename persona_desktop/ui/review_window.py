@@ -4,7 +4,9 @@ Keyboard-driven: A approves, E (or F2) edits then approves, R (or Delete) reject
 Ctrl+Z undoes the last decision (again and again), V reverts an added fact (after
 asking). Approve and Reject work on all selected rows, and their buttons say how
 many. The detail pane always shows the selection of now: one candidate, several,
-or none. All store work runs in the background.
+or none. All store work runs in the background. A decision announces a memory change;
+the window follows the changes others make (a sleep run, a chat review, the memory
+browser) by reloading.
 """
 
 from __future__ import annotations
@@ -36,11 +38,11 @@ from persona_desktop.services import queries, review, review_views
 from persona_desktop.services.queries import FactView
 from persona_desktop.services.review import EvidenceItem
 from persona_desktop.services.review_views import EvidenceSummary
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm, quoted
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
 from persona_desktop.ui.layouts import clear_layout, list_with_detail, make_table, with_margins
+from persona_desktop.ui.memory_events import DECIDED, REVERTED, MemoryChange
 from persona_desktop.ui.review_columns import (
     CANDIDATE_COLUMNS,
     FACT_COLUMNS,
@@ -56,6 +58,7 @@ from persona_desktop.ui.review_detail import (
 )
 from persona_desktop.ui.table_model import Column, RecordTableModel
 from persona_desktop.ui.window_setup import bring_forward, prepare_window
+from persona_desktop.ui.worker import WorkQueue
 
 T = TypeVar("T")
 JOURNAL_LIMIT = 1000
@@ -89,7 +92,7 @@ class SideTabs:
     observations: list[Observation]
 
 
-# Ops priorities: what the owner is looking at goes before background filling.
+# Work priorities: what the owner is looking at goes before background filling.
 SHOW, DECIDE, FILL = 20, 10, 0
 
 
@@ -140,7 +143,6 @@ class EditDialog(QDialog):
 
 
 class ReviewWindow(QMainWindow):
-    changed = Signal()  # a decision landed: the tray recounts
     waiting_loaded = Signal()  # the Waiting tab shows the store's list
     loaded = Signal()  # every tab shows the store's state
 
@@ -148,7 +150,7 @@ class ReviewWindow(QMainWindow):
         super().__init__(parent)
         prepare_window(self, "Morning review", 1280, 760)
         self._ctx = ctx
-        self.ops = Ops(self, on_error=self._show_error)
+        self.work = WorkQueue(self, on_error=self._show_error, events=ctx.events, name="the review")
         self._evidence_seq = 0
         self._summaries: dict[int, EvidenceSummary] = {}  # evidence does not change while waiting
         self._asked: set[int] = set()  # summaries on their way
@@ -187,6 +189,7 @@ class ReviewWindow(QMainWindow):
         self._add_actions()
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self._update_buttons()
+        ctx.events.changed.connect(self._on_memory_changed)
         self.reload()
 
     # --- layout -------------------------------------------------------------------------
@@ -296,12 +299,17 @@ class ReviewWindow(QMainWindow):
 
     # --- loading ------------------------------------------------------------------------
 
+    def _on_memory_changed(self, change: MemoryChange) -> None:
+        """Someone else changed memory (a sleep run, a chat review, the memory browser)."""
+        if change.origin is not self and (change.candidates or change.facts):
+            self.reload()
+
     def reload(self) -> None:
         """Waiting list first (one query), then the other tabs, then evidence summaries."""
         uow = self._ctx.uow
         self._waiting_seq += 1
         seq = self._waiting_seq
-        self.ops.run(
+        self.work.run(
             lambda: review_views.waiting(uow),
             lambda cs: self._on_waiting(seq, cs),
             priority=DECIDE,
@@ -342,7 +350,7 @@ class ReviewWindow(QMainWindow):
             return
         self._asked.update(wanted)
         uow = self._ctx.uow
-        self.ops.run(
+        self.work.run(
             lambda: review_views.evidence_summaries(uow, wanted), self._on_summaries, priority=FILL, read=True
         )
 
@@ -431,7 +439,7 @@ class ReviewWindow(QMainWindow):
             return
         self._show_candidate(rows[0])
         seq, cid, uow = self._evidence_seq, rows[0].candidate.id, self._ctx.uow
-        self.ops.run(
+        self.work.run(
             lambda: queries.evidence(uow, cid),
             lambda items: self._on_evidence(seq, items),
             priority=SHOW,
@@ -525,10 +533,11 @@ class ReviewWindow(QMainWindow):
             return
         first_row = self.pending.row_of(ids[0]) or 0
         statements = names or self._statements(ids)
-        self.ops.run(
+        self.work.run(
             lambda: _each(ids, fn),
             lambda out: self._on_decided(out, verb, first_row, statements),
             priority=DECIDE,
+            change=DECIDED,
         )
 
     def _on_decided(self, out: Outcome, verb: str, first_row: int, statements: dict[int, str]) -> None:
@@ -546,7 +555,6 @@ class ReviewWindow(QMainWindow):
         if out.errors:
             msg += " Not done: " + "; ".join(out.errors)
         self._say(msg.strip(), bad=bool(out.errors))
-        self.changed.emit()
         self._side_tabs_changed()
 
     def revert_selected(self) -> None:
@@ -572,10 +580,11 @@ class ReviewWindow(QMainWindow):
         ):
             return
         uow, now = self._ctx.uow, self._ctx.clock.now()
-        self.ops.run(
+        self.work.run(
             lambda: _each(ids, lambda fid: review.revert_fact(uow, fid, now)),
             lambda out: self._on_reverted(out, names),
             priority=DECIDE,
+            change=REVERTED,
         )
 
     def _on_reverted(self, out: Outcome, names: dict[int, str]) -> None:
@@ -587,7 +596,6 @@ class ReviewWindow(QMainWindow):
         if out.errors:
             msg += " Not done: " + "; ".join(out.errors)
         self._say(msg.strip(), bad=bool(out.errors))
-        self.changed.emit()
         self.reload()
 
     def undo(self) -> None:
@@ -596,7 +604,7 @@ class ReviewWindow(QMainWindow):
         def undo() -> tuple[str, Candidate | None]:
             return review.undo(uow, now), review_views.undone_candidate(uow)
 
-        self.ops.run(undo, self._on_undone, priority=DECIDE)
+        self.work.run(undo, self._on_undone, priority=DECIDE, change=DECIDED)
 
     def _on_undone(self, result: tuple[str, Candidate | None]) -> None:
         description, candidate = result
@@ -611,12 +619,11 @@ class ReviewWindow(QMainWindow):
             self._select_rows(self.pending_table, [row])
             if candidate.id not in self._summaries:
                 uow = self._ctx.uow
-                self.ops.run(
+                self.work.run(
                     lambda: review_views.evidence_summaries(uow, [candidate.id]),
                     self._on_summaries,
                     read=True,
                 )
-        self.changed.emit()
         self._side_tabs_changed()
         if self.tabs.currentIndex() == 1:
             self._reload_side_tabs(SHOW)
@@ -650,7 +657,7 @@ class ReviewWindow(QMainWindow):
                 queries.observations(uow),
             )
 
-        self.ops.run(side, lambda tabs: self._on_side_tabs(seq, tabs), priority=priority, read=True)
+        self.work.run(side, lambda tabs: self._on_side_tabs(seq, tabs), priority=priority, read=True)
 
     # --- feedback -----------------------------------------------------------------------
 
@@ -668,9 +675,10 @@ class ReviewWindow(QMainWindow):
     def shutdown(self) -> None:
         self._side_timer.stop()
         self.player.close()
-        self.ops.shutdown()
+        self.work.shutdown()
 
     def closeEvent(self, event: Any) -> None:
+        self._side_timer.stop()  # the coalesced reload is for a window someone looks at
         self.player.stop()
         super().closeEvent(event)
 

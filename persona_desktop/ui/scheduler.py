@@ -1,9 +1,10 @@
-"""The nightly scheduler: a QTimer tick, a time window, and the sleep cycle in a QThread.
+"""The nightly scheduler: a QTimer tick, a time window, and the sleep cycle in the worker.
 
-The cycle itself is the Qt-free generator of `services.sleep_cycle`; the worker only
-iterates it, relays its progress through signals, and hands it a cancel flag. A
+The cycle itself is the Qt-free generator of `services.sleep_cycle`; the app's one
+worker (worker.py) iterates it, relays its progress and hands it the cancel flag. A
 `deferred` or `skipped` outcome is retried on the next tick inside the window; a run
-that finished (or that the owner cancelled) is not repeated the same night.
+that finished (or that the owner cancelled) is not repeated the same night. A run that
+read anything announces a memory change (memory_events.py) once it ended.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from persona_desktop.config import Settings
 from persona_desktop.domain.model import RunStatus
 from persona_desktop.errors import PersonaError
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome, SleepConfig, SleepCycle
-from persona_desktop.ui.background import CancellableThread
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.memory_events import MemoryChange
+from persona_desktop.ui.worker import Worker, create_worker
 
 log = logging.getLogger(__name__)
 
 TICK_MS = 60_000
 _RETRY = {RunStatus.DEFERRED, RunStatus.SKIPPED, RunStatus.FAILED}
+_WROTE_NOTHING = {RunStatus.DEFERRED, RunStatus.SKIPPED, RunStatus.DISABLED}
 
 
 def _hhmm(text: str) -> time:
@@ -47,34 +50,6 @@ def night_of(now: datetime, start: time) -> date:
     return (now - shift).date()
 
 
-class SleepWorker(CancellableThread):
-    progress = Signal(object)
-    outcome = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, cycle: SleepCycle, parent: QObject | None = None, skip_quiet: bool = False) -> None:
-        super().__init__(parent)
-        self._cycle = cycle
-        self._skip_quiet = skip_quiet
-
-    def run(self) -> None:
-        gen = self._cycle.run(self.cancelled, skip_quiet=self._skip_quiet)
-        try:
-            while True:
-                try:
-                    event = next(gen)
-                except StopIteration as stop:
-                    self.outcome.emit(stop.value)
-                    return
-                self.progress.emit(event)
-        except PersonaError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # a bug; say so instead of dying silently in a thread
-            log.exception("the sleep cycle crashed")
-            # the traceback is in the log; its text may quote the owner's messages
-            self.failed.emit(f"the sleep cycle crashed ({type(exc).__name__}); the details are in the log")
-
-
 class SleepScheduler(QObject):
     started = Signal()
     progress = Signal(object)  # Progress
@@ -92,7 +67,7 @@ class SleepScheduler(QObject):
         super().__init__(parent)
         self._ctx = ctx
         self._now = now or (lambda: ctx.clock.now().astimezone())
-        self.worker: SleepWorker | None = None
+        self.worker: Worker | None = None
         self.last_progress: Progress | None = None
         self.last_outcome: RunOutcome | None = None
         self._done_night: date | None = None
@@ -108,7 +83,7 @@ class SleepScheduler(QObject):
         self.timer.start()
 
     def is_running(self) -> bool:
-        return self.worker is not None and not self.worker.isFinished()
+        return self.worker is not None and self.worker.is_running()
 
     def window(self) -> tuple[time, time]:
         return _hhmm(str(self.settings.get("sleep.window_start"))), _hhmm(
@@ -132,11 +107,16 @@ class SleepScheduler(QObject):
         cycle = SleepCycle(
             self._ctx.uow, self._ctx.llm, SleepConfig.from_settings(self.settings), self._ctx.clock
         )
-        worker = SleepWorker(cycle, self, skip_quiet)
-        worker.progress.connect(self._on_progress)
-        worker.outcome.connect(self._on_outcome)
-        worker.failed.connect(self._on_failed)
-        worker.finished.connect(lambda w=worker: self._on_thread_finished(w))
+        worker = create_worker(
+            lambda cancelled: cycle.run(cancelled, skip_quiet=skip_quiet),
+            self,
+            "the sleep cycle",
+            on_yielded=self._on_progress,
+            on_returned=self._on_outcome,
+            on_errored=self._on_failed,
+            start=False,
+        )
+        worker.finished.connect(lambda: self._on_worker_finished(worker))
         self.worker = worker
         self.last_progress = None
         worker.start()
@@ -145,7 +125,7 @@ class SleepScheduler(QObject):
 
     def cancel(self) -> None:
         if self.worker is not None:
-            self.worker.cancel()
+            self.worker.quit()
 
     def _on_progress(self, event: Progress) -> None:
         self.last_progress = event
@@ -156,17 +136,21 @@ class SleepScheduler(QObject):
         if outcome.status not in _RETRY:
             start, _ = self.window()
             self._done_night = night_of(self._now(), start)
+        if outcome.status not in _WROTE_NOTHING:
+            applied = bool(outcome.counters.get("applied"))
+            self._ctx.events.announce(MemoryChange(facts=applied, candidates=True, origin=self))
         self.finished.emit(outcome)
 
-    def _on_failed(self, message: str) -> None:
-        self.failed.emit(message)
+    def _on_failed(self, exc: PersonaError) -> None:
+        # documents read before the failure stay committed: what they proposed is new
+        self._ctx.events.announce(MemoryChange(candidates=True, origin=self))
+        self.failed.emit(str(exc))
 
-    def _on_thread_finished(self, worker: SleepWorker) -> None:
+    def _on_worker_finished(self, worker: Worker) -> None:
         if self.worker is worker:
             self.worker = None
             self.last_progress = None
             self.idle.emit()
-        worker.deleteLater()
 
     def shutdown(self, wait_ms: int = 5000) -> bool:
         """Stop ticking, ask a running cycle to stop; True when no thread is left running.
@@ -178,5 +162,5 @@ class SleepScheduler(QObject):
         worker = self.worker
         if worker is None:
             return True
-        worker.cancel()
+        worker.quit()
         return worker.wait(wait_ms)

@@ -33,10 +33,11 @@ from PySide6.QtWidgets import (
 
 from persona_desktop.capture.screen_desktop import Desktop, ScreenSupport, Session
 from persona_desktop.errors import CapturePermissionError, PersonaError
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController, CaptureLoop
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.memory_events import CAPTURED
 from persona_desktop.ui.window_setup import prepare_window
+from persona_desktop.ui.worker import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class ScreenAccess(QObject):
         self._ctx = ctx
         self.capture = capture
         self.hooks = hooks
-        self.ops = Ops(self, on_error=self._on_error)
+        self.work = WorkQueue(self, on_error=self._on_error, events=ctx.events, name="screen capture")
         self.window: EnableScreenWindow | None = None
         self.last_reason: str | None = None  # why periodic capture is off, from the last start
         self._after_enable: Callable[[], None] | None = None
@@ -122,7 +123,7 @@ class ScreenAccess(QObject):
         self.window.set_busy(
             "Waiting for the desktop... (it may ask you whether Persona Desktop may take screenshots)"
         )
-        self.ops.run(self.hooks.probe, self._on_allowed, self._on_probe_failed)
+        self.work.run(self.hooks.probe, self._on_allowed, self._on_probe_failed)
 
     def _on_allowed(self, what: str) -> None:
         self._ctx.settings.set(CONFIRMED, True)
@@ -170,7 +171,7 @@ class ScreenAccess(QObject):
         self.changed.emit()
 
     def ask_again(self) -> None:
-        self.ops.run(self.hooks.forget_refusal, self._on_forgotten)
+        self.work.run(self.hooks.forget_refusal, self._on_forgotten)
 
     def _on_forgotten(self, apps: list[str]) -> None:
         what = "forgot its earlier answer" if apps else "had no stored answer"
@@ -186,7 +187,7 @@ class ScreenAccess(QObject):
 
     def add_shortcut(self) -> None:
         if self.hooks.install_shortcut is not None:
-            self.ops.run(self.hooks.install_shortcut, self._on_shortcut)
+            self.work.run(self.hooks.install_shortcut, self._on_shortcut)
 
     def _on_shortcut(self, keys: str) -> None:
         self.notified.emit(
@@ -209,7 +210,7 @@ class ScreenAccess(QObject):
         self._capture_once()
 
     def _capture_once(self) -> None:
-        self.ops.run(self.hooks.capture_once, self._on_captured, self._on_capture_failed)
+        self.work.run(self.hooks.capture_once, self._on_captured, self._on_capture_failed, change=CAPTURED)
 
     def _on_captured(self, outcome: Summary) -> None:
         if outcome.covered and self._once_tries < ONCE_TRIES:
@@ -239,7 +240,7 @@ class ScreenAccess(QObject):
 
     def shutdown(self) -> None:
         self._once_again.stop()
-        self.ops.shutdown()
+        self.work.shutdown()
         if self.window is not None:
             self.window.done = True
             self.window.close()

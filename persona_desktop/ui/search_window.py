@@ -3,7 +3,8 @@
 The query runs on the read worker, never on the GUI thread; a newer query's results
 replace an older one's even when the older arrives last. A fragment hit opens the same
 evidence card the review window uses (chat context, screen crop with the line's box,
-speech clip); a fact hit opens its provenance.
+speech clip); a fact hit opens its provenance. When memory or the captures change
+(a forgotten source, a decision, a chat turn), the query shown runs again.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from persona_desktop.errors import PersonaError
 from persona_desktop.services import review
 from persona_desktop.services.review import EvidenceItem, Provenance
 from persona_desktop.services.search import SearchResult, hit_evidence, search
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.evidence_view import AudioPlayer, EvidenceCard
 from persona_desktop.ui.layouts import clear_layout, list_with_detail, with_margins
+from persona_desktop.ui.memory_events import MemoryChange
 from persona_desktop.ui.window_setup import prepare_window
+from persona_desktop.ui.worker import WorkQueue
 
 KIND_CHOICES = [
     ("Everything", None),
@@ -100,7 +102,7 @@ class SearchWindow(QMainWindow):
         super().__init__(parent)
         prepare_window(self, "Search", 1180, 720)
         self._ctx = ctx
-        self.ops = Ops(self, on_error=self._show_error)
+        self.work = WorkQueue(self, on_error=self._show_error, name="the search")
         self._seq = 0
         self.results: list[SearchResult] = []
         self.cards: list[EvidenceCard] = []
@@ -135,8 +137,14 @@ class SearchWindow(QMainWindow):
         self.setCentralWidget(with_margins(pane.split))
         self.status = QLabel("")
         self.statusBar().addWidget(self.status, 1)
+        ctx.events.changed.connect(self._on_memory_changed)
 
     # --- searching ----------------------------------------------------------------------
+
+    def _on_memory_changed(self, _change: MemoryChange) -> None:
+        """What the hits show may have changed (a forgotten source is gone): ask again."""
+        if self.query.text().strip():
+            self.run_search()
 
     def run_search(self) -> None:
         self._debounce.stop()
@@ -149,7 +157,7 @@ class SearchWindow(QMainWindow):
         if not text.strip():
             self._on_results(seq, [])
             return
-        self.ops.run(lambda: search(uow, text, kind, since), lambda r: self._on_results(seq, r), read=True)
+        self.work.run(lambda: search(uow, text, kind, since), lambda r: self._on_results(seq, r), read=True)
 
     def _on_results(self, seq: int, results: list[SearchResult]) -> None:
         if seq != self._seq:
@@ -177,10 +185,10 @@ class SearchWindow(QMainWindow):
         hit, uow = self.results[index].hit, self._ctx.uow
         if hit.fact_id is not None:
             fact_id = hit.fact_id
-            self.ops.run(lambda: review.why(uow, fact_id), self._show_provenance, read=True)
+            self.work.run(lambda: review.why(uow, fact_id), self._show_provenance, read=True)
         elif hit.ref is not None:
             ref = hit.ref
-            self.ops.run(lambda: hit_evidence(uow, ref), self._show_item, read=True)
+            self.work.run(lambda: hit_evidence(uow, ref), self._show_item, read=True)
 
     def _show_item(self, item: EvidenceItem) -> None:
         self.detail_label.setText(
@@ -219,7 +227,7 @@ class SearchWindow(QMainWindow):
 
     def shutdown(self) -> None:
         self._debounce.stop()
-        self.ops.shutdown()
+        self.work.shutdown()
         if self._player is not None:
             self._player.close()
 

@@ -35,11 +35,11 @@ from persona_desktop.config import SETTINGS
 from persona_desktop.domain.scoring import SIGNALS
 from persona_desktop.errors import PersonaError
 from persona_desktop.services.ollama_diagnosis import Diagnosis
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.dialogs import confirm
 from persona_desktop.ui.layouts import FormGrid, wrapping_label
+from persona_desktop.ui.memory_events import CAPTURED_DELETED
 from persona_desktop.ui.screen_access import ScreenAccess, ScreenSupportBox
 from persona_desktop.ui.setting_fields import Field, focus_first_error
 from persona_desktop.ui.setting_text import (
@@ -55,6 +55,7 @@ from persona_desktop.ui.setting_text import (
 from persona_desktop.ui.setting_widgets import NamedChoice
 from persona_desktop.ui.storage_panel import StoragePanel
 from persona_desktop.ui.window_setup import prepare_window
+from persona_desktop.ui.worker import WorkQueue
 
 HIDDEN = {"app.first_run_done", "capture.paused_until", "capture.screen_confirmed"}  # state set elsewhere
 WEIGHT_KEYS = tuple(f"sleep.weights.{name}" for name in SIGNALS)
@@ -89,7 +90,7 @@ class SettingsDialog(QDialog):
         self,
         ctx: UiContext,
         capture: CaptureController,
-        ops: Ops,
+        work: WorkQueue,
         parent: QWidget | None = None,
         screen: ScreenAccess | None = None,
     ) -> None:
@@ -98,7 +99,7 @@ class SettingsDialog(QDialog):
         prepare_window(self, "Settings", 780, 700)
         self._ctx = ctx
         self._capture = capture
-        self._ops = ops
+        self._work = work
         self._rebalancing = False
         self._check_seq = 0
         self._checked_once = False
@@ -272,7 +273,7 @@ class SettingsDialog(QDialog):
                 continue
             form.add_span(self._heading(section))
             if section == STORAGE:  # what uses the space, then the budget
-                self.storage_panel = StoragePanel(self._ctx, self._ops)
+                self.storage_panel = StoragePanel(self._ctx, self._work)
                 form.add_row("", self.storage_panel)
             for key in keys:
                 self._add(form, key)
@@ -388,7 +389,7 @@ class SettingsDialog(QDialog):
         seq = self._check_seq
         self.test_button.setEnabled(False)
         self.connection_label.setText(f"<span style='{MUTED}'>Asking {html.escape(host)}\u2026</span>")
-        self._ops.run(
+        self._work.run(
             lambda: diagnose(host, model),
             lambda d: self._on_checked(seq, d),
             lambda exc: self._on_check_failed(seq, exc),
@@ -437,7 +438,9 @@ class SettingsDialog(QDialog):
         self.delete_button.setEnabled(False)
         self.delete_label.setText("Deleting\u2026")
         self.delete_label.show()
-        self._ops.run(_delete_captured(self._ctx), self._on_deleted, self._on_delete_failed)
+        self._work.run(
+            _delete_captured(self._ctx), self._on_deleted, self._on_delete_failed, change=CAPTURED_DELETED
+        )
 
     def _on_deleted(self, counts: dict[str, int]) -> None:
         self.delete_button.setEnabled(True)

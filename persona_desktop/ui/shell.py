@@ -1,7 +1,9 @@
 """The app's coordinator: the shared menu actions, the windows, the state in words.
 
 The tray icon and the fallback main window are two views of one `Shell`: both show
-its actions and its state, so a desktop without a tray loses nothing.
+its actions and its state, so a desktop without a tray loses nothing. The tray count
+and the Markdown export follow the app's one "memory changed" signal (memory_events.py),
+like every window; nothing here wires one window's writes to another by hand.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from persona_desktop.services.markdown_export import ExportResult, export_if_ena
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.services.reading_plan import Backlog, history_backlog
 from persona_desktop.services.sleep_cycle import Progress, RunOutcome
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
@@ -30,12 +31,14 @@ from persona_desktop.ui.first_run import FirstRunDialog
 from persona_desktop.ui.global_hotkey import X11Hotkey
 from persona_desktop.ui.icons import TrayState, app_icon
 from persona_desktop.ui.memory_browser import MemoryBrowser
+from persona_desktop.ui.memory_events import MemoryChange
 from persona_desktop.ui.review_window import ReviewWindow
 from persona_desktop.ui.scheduler import SleepScheduler
 from persona_desktop.ui.screen_access import ScreenAccess
 from persona_desktop.ui.search_window import AppShortcut, SearchWindow
 from persona_desktop.ui.settings_dialog import SettingsDialog
 from persona_desktop.ui.window_setup import bring_forward
+from persona_desktop.ui.worker import WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +55,12 @@ class Shell(QObject):
         self.ctx = ctx
         self.capture = capture
         self.scheduler = scheduler
-        self.ops = Ops(self, on_error=lambda exc: self.notify("Persona Desktop", str(exc)))
+        self.work = WorkQueue(
+            self,
+            on_error=lambda exc: self.notify("Persona Desktop", str(exc)),
+            events=ctx.events,
+            name="the app",
+        )
         self.pending = 0
         self.backlog: Backlog | None = None  # unread history, for the tooltip
         self.journal_problem = ""  # set when the start-up check finds the journal broken
@@ -82,6 +90,7 @@ class Shell(QObject):
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
         self._count_timer.timeout.connect(self.refresh_counts)
+        ctx.events.changed.connect(self._on_memory_changed)
         self._sync_actions()
 
     # --- actions ------------------------------------------------------------------------
@@ -225,11 +234,18 @@ class Shell(QObject):
             self._anyway_queued = False
             self.run_cycle_now(skip_quiet=True)
 
+    def _on_memory_changed(self, change: MemoryChange) -> None:
+        """After every write: the tray counts again; changed facts are mirrored to Markdown."""
+        if change.candidates or change.captured:
+            self.refresh_counts()
+        if change.facts:
+            self.export_memory()
+
     def refresh_counts(self) -> None:
         uow, clock, settings = self.ctx.uow, self.ctx.clock, self.ctx.settings
-        self.ops.run(lambda: review_views.pending_count(uow), self._on_count)
+        self.work.run(lambda: review_views.pending_count(uow), self._on_count)
         period = int(settings.get("sleep.period_days"))
-        self.ops.run(lambda: history_backlog(uow, clock.now(), period), self._on_backlog, read=True)
+        self.work.run(lambda: history_backlog(uow, clock.now(), period), self._on_backlog, read=True)
 
     def _on_backlog(self, backlog: Backlog) -> None:
         if backlog != self.backlog:
@@ -239,7 +255,7 @@ class Shell(QObject):
     def check_journal(self) -> None:
         """At start: is the journal's hash chain intact and are its triggers in place?"""
         uow = self.ctx.uow
-        self.ops.run(lambda: verify_journal(uow), self._on_journal_checked, read=True)
+        self.work.run(lambda: verify_journal(uow), self._on_journal_checked, read=True)
 
     def _on_journal_checked(self, check: JournalCheck) -> None:
         if check.ok:
@@ -296,12 +312,7 @@ class Shell(QObject):
         self.state_changed.emit()
 
     def _on_cycle_finished(self, outcome: RunOutcome) -> None:
-        self._on_state_inputs()
-        self.refresh_counts()
-        if self.review is not None:
-            self.review.reload()
-        if outcome.counters.get("applied"):
-            self.export_memory()
+        self._on_state_inputs()  # the counts and the windows follow the run's memory change
         manual, self._manual = self._manual, False
         if manual and outcome.status is RunStatus.DEFERRED:
             self._offer_run_anyway(outcome)
@@ -323,7 +334,7 @@ class Shell(QObject):
             extra = "" if d.ready else f" {d.summary} Next step: {d.next_step.replace('`', '')}"
             self.notify("Sleep cycle failed", message + extra)
 
-        self.ops.run(
+        self.work.run(
             lambda: diagnose(host, model), told, lambda _e: self.notify("Sleep cycle failed", message)
         )
 
@@ -336,8 +347,6 @@ class Shell(QObject):
     def open_review(self) -> ReviewWindow:
         if self.review is None:
             self.review = ReviewWindow(self.ctx)
-            self.review.changed.connect(self.refresh_counts)
-            self.review.changed.connect(self.export_memory)
         else:
             self.review.reload()
         self.review.bring_forward()
@@ -346,8 +355,6 @@ class Shell(QObject):
     def open_memory(self) -> MemoryBrowser:
         if self.memory is None:
             self.memory = MemoryBrowser(self.ctx)
-            self.memory.changed.connect(self.refresh_counts)
-            self.memory.changed.connect(self.export_memory)
         else:
             self.memory.reload()
         self.memory.show()
@@ -392,7 +399,7 @@ class Shell(QObject):
         settings, uow, clock = self.ctx.settings, self.ctx.uow, self.ctx.clock
         if not settings.get("export.enabled"):
             return
-        self.ops.run(
+        self.work.run(
             lambda: export_if_enabled(settings, uow, clock.now()),
             self._on_exported,
             lambda exc: self.notify("Markdown export failed", str(exc)),
@@ -403,17 +410,15 @@ class Shell(QObject):
             self.notify("Markdown export", result.message())
 
     def _on_review_summary(self, summary: str) -> None:
-        self.notify("Persona Desktop", summary)
-        self.refresh_counts()
-        if self.review is not None:
-            self.review.reload()
+        self.notify("Persona Desktop", summary)  # the counts and windows follow its memory change
 
     def open_settings(self) -> SettingsDialog:
         if self.settings_dialog is None or not self.settings_dialog.isVisible():
-            self.settings_dialog = SettingsDialog(self.ctx, self.capture, self.ops, screen=self.screen_access)
+            self.settings_dialog = SettingsDialog(
+                self.ctx, self.capture, self.work, screen=self.screen_access
+            )
             self.settings_dialog.saved.connect(self._on_state_inputs)
             self.settings_dialog.saved.connect(self.start_global_shortcut)
-            self.settings_dialog.data_deleted.connect(lambda _c: self.refresh_counts())
         self.settings_dialog.show()
         self.settings_dialog.raise_()
         self.settings_dialog.activateWindow()
@@ -509,7 +514,7 @@ class Shell(QObject):
         if self.chat is not None:
             clean &= self.chat.shutdown(wait_ms)
             self.chat.close()
-        self.ops.shutdown()
+        self.work.shutdown()
         if self.screen_access is not None:
             self.screen_access.shutdown()
         return clean

@@ -7,15 +7,15 @@ from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
 from persona_desktop.services.storage_budget import SpaceReport, human, measure
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.worker import WorkQueue
 
 
 class StoragePanel(QWidget):
-    def __init__(self, ctx: UiContext, ops: Ops, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: UiContext, work: WorkQueue, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._ctx = ctx
-        self._ops = ops
+        self._work = work
         self.report: SpaceReport | None = None
         self.summary = QLabel("Measuring...")
         self.summary.setWordWrap(True)
@@ -69,4 +69,4 @@ class StoragePanel(QWidget):
             self.refresh_button.setEnabled(True)
             self.summary.setText(f"Cannot measure: {exc}")
 
-        self._ops.run(lambda: measure(uow, data_dir, budget, detailed=True), done, failed, read=True)
+        self._work.run(lambda: measure(uow, data_dir, budget, detailed=True), done, failed, read=True)

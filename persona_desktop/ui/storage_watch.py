@@ -24,8 +24,9 @@ from persona_desktop.services.storage_budget import (
     human,
     measure,
 )
-from persona_desktop.ui.background import Ops
 from persona_desktop.ui.context import UiContext
+from persona_desktop.ui.memory_events import CAPTURED_DELETED
+from persona_desktop.ui.worker import WorkQueue
 
 CHECK_EVERY_MS = 60_000
 RESUME_MARGIN = 1.1  # resume once free space is 10 % above the floor, so it does not flap
@@ -54,7 +55,7 @@ class StorageWatch(QObject):
         self._trim = trim
         self._failed: str | None = None
         self._hold = hold
-        self._ops = Ops(self)
+        self._work = WorkQueue(self, events=ctx.events, name="the storage check")
         self.held = False
         self.warned = False
         self.last: SpaceReport | None = None
@@ -68,10 +69,10 @@ class StorageWatch(QObject):
 
     def stop(self) -> None:
         self._timer.stop()
-        self._ops.shutdown()
+        self._work.shutdown()
 
     def check(self) -> None:
-        if self._ops.busy():
+        if self._work.busy():
             return  # the last check (a trim, maybe) is still running
         uow, data_dir, clock = self._ctx.uow, self._ctx.data_dir, self._ctx.clock
         budget = int(self._ctx.settings.get("storage.max_mb"))
@@ -84,7 +85,7 @@ class StorageWatch(QObject):
             trimmed = enforce_budget(uow, data_dir, budget, clock.now())
             return _Check(trimmed.after, trimmed)
 
-        self._ops.run(work, self._on_checked, self._on_failed)
+        self._work.run(work, self._on_checked, self._on_failed)
 
     def _on_failed(self, exc: Exception) -> None:
         text = f"Storage check failed: {exc}"
@@ -108,6 +109,7 @@ class StorageWatch(QObject):
             self.message.emit(f"Capture resumed: {human(report.free_disk)} free on the disk again.")
         if result.trimmed is not None and result.trimmed.captures:
             t = result.trimmed
+            self._ctx.events.announce(CAPTURED_DELETED.by(self))
             self.message.emit(
                 f"Storage budget reached: the {t.captures} oldest capture(s) no fact cites were deleted "
                 f"({t.fragments} lines, {t.media_files} crop/clip files; see the journal). "
