@@ -386,6 +386,54 @@ def test_a_migration_killed_while_sealing_crops_is_finished_by_the_next_start(da
     assert not _leaks(data_dir, [CHAT_SECRET, SCREEN_SECRET])
 
 
+def test_a_crop_whose_sealing_was_cut_short_leaves_no_plain_copy_behind(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sealing replaces a crop, then zeroes the old content under a second name (`.NAME.old`).
+    Cut short between the two (a kill, a power cut), the plain crop sits under that hidden
+    name, which media listings, retention and the budget skip: the next start scrubs it."""
+    from persona_desktop.adapters import media_vault
+
+    crops = _plain_store_with(data_dir, 2, 6)
+    scrub = media_vault.scrub
+    calls = []
+
+    def cut_short(path: Path) -> None:
+        calls.append(path)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # stands for the kill: nothing after this point runs
+        scrub(path)
+
+    monkeypatch.setattr(media_vault, "scrub", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        open_runtime(data_dir)
+    monkeypatch.setattr(media_vault, "scrub", scrub)
+    assert [p.name for p in crops[2].parent.glob(".*.old")] == [f".{crops[2].name}.old"]
+    assert _leaks(data_dir, [SCREEN_SECRET])  # the plain crop, under its hidden name
+    rt = open_runtime(data_dir)
+    try:
+        assert all(rt.media.read(p).startswith(b"\x89PNG fake crop") for p in crops)
+    finally:
+        rt.close()
+    assert not _leaks(data_dir, [SCREEN_SECRET])
+    assert not [p.name for p in crops[0].parent.iterdir() if p.name.startswith(".")]
+
+
+def test_a_crop_cut_short_before_its_replacement_keeps_its_content(data_dir: Path) -> None:
+    """Cut short right after the second name was made, before the sealed file replaced the
+    crop: both names are the same file, so the leftover name goes and the crop is kept."""
+    crops = _plain_store_with(data_dir, 2, 3)
+    os.link(crops[1], crops[1].with_name(f".{crops[1].name}.old"))
+    rt = open_runtime(data_dir)
+    try:
+        assert all(rt.media.read(p).startswith(b"\x89PNG fake crop") for p in crops)
+    finally:
+        rt.close()
+    assert all(p.read_bytes().startswith(MAGIC) for p in crops)
+    assert not [p.name for p in crops[0].parent.iterdir() if p.name.startswith(".")]
+    assert not _leaks(data_dir, [SCREEN_SECRET])
+
+
 def test_opting_out_decrypts_the_store_and_its_crops(cli: Cli, data_dir: Path) -> None:
     rt = open_runtime(data_dir)
     crop = data_dir / "screens" / "2026-11-01" / "c1-m0.png"

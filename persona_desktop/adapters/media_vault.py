@@ -118,6 +118,30 @@ def media_files(data_dir: Path) -> Iterator[Path]:
                     yield path
 
 
+def scrub_leftovers(data_dir: Path) -> int:
+    """Remove what a write or a conversion cut short (a kill, a power cut) left beside the
+    kept media, under names that listings, retention and the budget skip: `.NAME.tmp` (new
+    content never renamed) and `.NAME.old` (the old content, not yet zeroed: a plain crop
+    when sealing was cut short). A `.NAME.old` that still is NAME itself (cut short before
+    the replacement) only loses its second name. Returns how many went."""
+    removed = 0
+    for folder in MEDIA_DIRS:
+        root = data_dir / folder
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob(".*")):
+            if path.is_symlink() or not path.is_file() or not path.name.endswith((".tmp", ".old")):
+                continue
+            original = path.with_name(path.name[1:-4])
+            with contextlib.suppress(FileNotFoundError):
+                if original.exists() and os.path.samefile(original, path):
+                    path.unlink()
+                else:
+                    scrub(path)
+                removed += 1
+    return removed
+
+
 def _atomic_write(path: Path, payload: bytes, *, mtime: float | None, sync: bool) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)

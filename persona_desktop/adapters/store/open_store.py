@@ -20,7 +20,7 @@ import sqlalchemy as sa
 
 from persona_desktop.adapters.keys import key_info
 from persona_desktop.adapters.keys.store_key import KeySource, StoreKeyError
-from persona_desktop.adapters.media_vault import MediaVault, media_files
+from persona_desktop.adapters.media_vault import MediaVault, media_files, scrub_leftovers
 from persona_desktop.adapters.store import encryption, media_keys
 from persona_desktop.adapters.store.cipher import DriverError, FileState, file_state
 from persona_desktop.adapters.store.database import is_read_only, open_database, set_engine_key
@@ -127,7 +127,9 @@ def _media(engine: sa.Engine, data_dir: Path, encrypted: bool, make_key: bool = 
 def _convert_media(
     data_dir: Path, engine: sa.Engine, media: MediaVault, prepared: encryption.PreparedStore
 ) -> None:
-    """Seal (or unseal) every kept crop and clip; one file at a time, each atomic."""
+    """Seal (or unseal) every kept crop and clip; one file at a time, each atomic. What an
+    earlier conversion cut short left under hidden names goes first."""
+    scrub_leftovers(data_dir)
     changed = 0
     for path in media_files(data_dir):
         try:
