@@ -40,7 +40,14 @@ from persona_desktop.capture.screen_desktop import (
 )
 from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent, own_cover
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import (
+from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
+from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
+from persona_desktop.config import Settings
+from persona_desktop.domain.model import Kind
+from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
+from persona_desktop.input_files import MB, read_input_file
+from persona_desktop.ports import MediaFiles, UnitOfWorkFactory
+from persona_desktop.ports.screen import (
     MAX_IMAGE_PIXELS,
     Box,
     DesktopShooter,
@@ -50,13 +57,6 @@ from persona_desktop.capture.screen_ports import (
     ScreenGrabber,
     WindowInfo,
 )
-from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
-from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
-from persona_desktop.config import Settings
-from persona_desktop.domain.model import Kind
-from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
-from persona_desktop.input_files import MB, read_input_file
-from persona_desktop.ports import MediaFiles, UnitOfWorkFactory
 from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 

@@ -15,8 +15,8 @@ import os
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_long, c_uint, c_ulong, c_void_p
 
-from persona_desktop.capture.screen_ports import WindowDesc
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import WindowDesc
 
 Window = c_ulong
 Atom = c_ulong

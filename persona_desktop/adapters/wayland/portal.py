@@ -33,8 +33,8 @@ from persona_desktop.adapters.wayland.dbus import (
     vardict,
 )
 from persona_desktop.adapters.wayland.shot_file import ShotFileError, decode_rgb, take_file
-from persona_desktop.capture.screen_ports import Pixels
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
+from persona_desktop.ports.screen import Pixels
 
 log = logging.getLogger(__name__)
 
