@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from persona_desktop.capture.speech_runtime import bundled_model_path, import_speech_module
 from persona_desktop.errors import CaptureUnavailableError
 from persona_desktop.ports import SpeechSegment, SpokenWord
+from persona_desktop.speech_runtime import bundled_model_path, import_speech_module
 
 SAMPLE_RATE = 16000
 

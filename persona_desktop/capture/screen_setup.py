@@ -105,11 +105,11 @@ def screen_support(settings: Settings, desktop: DesktopSession | None = None) ->
 def window_info_factory() -> WindowInfo:
     """X11 and Windows expose window titles; elsewhere (macOS for now) frames carry none."""
     if sys.platform.startswith("linux"):
-        from persona_desktop.capture.screen_window_x11 import X11WindowInfo
+        from persona_desktop.adapters.window_x11 import X11WindowInfo
 
         return X11WindowInfo()
     if sys.platform == "win32":
-        from persona_desktop.capture.screen_window_win32 import Win32WindowInfo
+        from persona_desktop.adapters.window_win32 import Win32WindowInfo
 
         return Win32WindowInfo()
     return NoWindowInfo()

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from persona_desktop.capture.speech_runtime import import_speech_module
+from persona_desktop.speech_runtime import import_speech_module
 
 SAMPLE_RATE = 16000
 WINDOW = 512  # Silero's window at 16 kHz: 32 ms
