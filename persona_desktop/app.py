@@ -30,7 +30,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
-from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
+from persona_desktop.bootstrap import Runtime, default_data_dir, llm_from, make_llm, open_runtime
 from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
@@ -57,11 +57,7 @@ MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under t
 
 def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
     def make(host: str, model: str) -> LLM:
-        from persona_desktop.adapters.ollama_llm import OllamaLLM
-
-        return OllamaLLM(
-            host=host, model=model, timeout_s=min(15.0, float(settings.get("ollama.timeout_seconds")))
-        )
+        return make_llm(host, model, min(15.0, float(settings.get("ollama.timeout_seconds"))))
 
     return make
 
@@ -100,13 +96,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
     s = settings or rt.settings
 
     def llm() -> LLM:
-        from persona_desktop.adapters.ollama_llm import OllamaLLM
-
-        return OllamaLLM(
-            host=s.ollama_host(),
-            model=str(s.get("ollama.model")),
-            timeout_s=float(s.get("ollama.timeout_seconds")),
-        )
+        return llm_from(s)
 
     return UiContext(
         data_dir=rt.data_dir,
@@ -181,7 +171,7 @@ class LazyLoop:
 
 def _screen_loop(rt: Runtime, messages: CaptureMessages, own: OwnWindowTracker | None) -> LazyLoop:
     def build() -> Any:
-        from persona_desktop.capture.screen_setup import build_screen_loop
+        from persona_desktop.bootstrap.screen import build_screen_loop
 
         loop = build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
         if own is not None:
@@ -200,26 +190,13 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
     transcribers: list[Any] = []
 
     def build() -> Any:
-        from persona_desktop.adapters.whisper_transcriber import transcriber_from_settings
-        from persona_desktop.capture.speech_live import SpeechSession
+        from persona_desktop.bootstrap.speech import speech_sessions, transcriber_from_settings
         from persona_desktop.ui.audio_source import SpeechRecorder
 
         s = rt.settings
         transcriber = transcriber_from_settings(s)
         transcribers.append(transcriber)
-
-        def session(device: str) -> SpeechSession:
-            return SpeechSession(
-                transcriber,
-                rt.uow,
-                device=device,
-                data_dir=rt.data_dir,
-                keep_audio=bool(s.get("capture.keep_audio")),
-                media=rt.media,
-                audio_retention_days=int(s.get("capture.audio_retention_days")),
-                text_retention_days=int(s.get("capture.text_retention_days")),
-            )
-
+        session = speech_sessions(rt, transcriber)
         recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
         recorder.failed.connect(lambda msg: messages.message.emit(f"Speech capture: {msg}"))
         recorder.failed.connect(lambda _msg: messages.stopped.emit("speech"))  # the recorder is off now
@@ -234,7 +211,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
 
 def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
-    from persona_desktop.capture import screen_setup
+    from persona_desktop.bootstrap import screen as screen_wiring
 
     def capture_now() -> bool:
         if screen.capture_now():
@@ -257,9 +234,9 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -
         )
 
     return ScreenHooks(
-        support=lambda: screen_setup.screen_support(rt.settings),
-        probe=lambda: screen_setup.probe_screen(rt.settings),
-        capture_once=lambda: screen_setup.capture_once(rt, own_windows=own),
+        support=lambda: screen_wiring.screen_support(rt.settings),
+        probe=lambda: screen_wiring.probe_screen(rt.settings),
+        capture_once=lambda: screen_wiring.capture_once(rt, own_windows=own),
         capture_now=capture_now,
         forget_refusal=forget_refusal,
         install_shortcut=install_shortcut,

@@ -347,12 +347,3 @@ def _segment(s: Any) -> SpeechSegment:
         compression_ratio=round(float(s.compression_ratio), 3),
         words=words,
     )
-
-
-def transcriber_from_settings(settings: Any, *, idle_unload_s: float = 300.0) -> WhisperTranscriber:
-    """Build from `capture.whisper_model` and `capture.whisper_language`."""
-    return WhisperTranscriber(
-        str(settings.get("capture.whisper_model")),
-        str(settings.get("capture.whisper_language")),
-        idle_unload_s=idle_unload_s,
-    )
