@@ -97,10 +97,6 @@ class SpeechChunk:
     def duration_s(self) -> float:
         return len(self.samples) / SAMPLE_RATE
 
-    @property
-    def ended_at(self) -> datetime:
-        return self.started_at + timedelta(seconds=self.duration_s)
-
 
 @dataclass
 class ChunkerOptions:

@@ -61,12 +61,6 @@ class PortalTimeoutError(CaptureUnavailableError):
     """The portal did not answer a screenshot request in time."""
 
 
-def request_path(unique_name: str, token: str) -> str:
-    """Where the portal will put the Request object (xdg-desktop-portal >= 0.9)."""
-    sender = unique_name.lstrip(":").replace(".", "_")
-    return f"{PORTAL_PATH}/request/{sender}/{token}"
-
-
 class PortalShooter:
     """Whole-desktop screenshots from the portal; create and use it on one thread."""
 
