@@ -7,15 +7,16 @@ Part of the Qt-free composition root, like `bootstrap.screen`; the tray app's re
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 from persona_desktop.adapters.whisper_transcriber import WhisperTranscriber
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.speech_live import SpeechSession
-from persona_desktop.ports import Transcriber
+from persona_desktop.config import Settings
+from persona_desktop.ports import Transcriber, UnitOfWorkFactory
 
 
-def transcriber_from_settings(settings: Any, *, idle_unload_s: float = 300.0) -> WhisperTranscriber:
+def transcriber_from_settings(settings: Settings, *, idle_unload_s: float = 300.0) -> WhisperTranscriber:
     """Build from `capture.whisper_model` and `capture.whisper_language`."""
     return WhisperTranscriber(
         str(settings.get("capture.whisper_model")),
@@ -31,7 +32,7 @@ def speech_sessions(rt: Runtime, transcriber: Transcriber) -> Callable[[str], Sp
     def session(device: str) -> SpeechSession:
         return SpeechSession(
             transcriber,
-            rt.uow,
+            cast(UnitOfWorkFactory, rt.uow),
             device=device,
             data_dir=rt.data_dir,
             keep_audio=bool(s.get("capture.keep_audio")),
