@@ -58,9 +58,9 @@ from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.bootstrap import open_runtime
 from persona_desktop.capture.screen_change import ChangeDetector
 from persona_desktop.capture.screen_pipeline import ScreenPipeline, to_gray
-from persona_desktop.capture.screen_ports import Frame, Monitor, OcrLine, Pixels, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules
 from persona_desktop.config import SETTINGS
+from persona_desktop.ports.screen import Frame, Monitor, OcrLine, Pixels, WindowDesc
 from persona_desktop.services.ingest import ingest
 
 W, H = 1920, 1080

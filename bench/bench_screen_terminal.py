@@ -30,11 +30,11 @@ os.environ["OMP_THREAD_LIMIT"] = "1"
 from bench.store_modes import headless_keys
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
+from persona_desktop.adapters.window_x11 import X11WindowInfo
 from persona_desktop.bootstrap import open_runtime
 from persona_desktop.capture.screen_loop import ScreenCaptureLoop
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
 from persona_desktop.capture.screen_privacy import ExclusionRules
-from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 from persona_desktop.domain.model import Kind
 from tests.screen_support import xvfb
 

@@ -30,7 +30,13 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
-from persona_desktop.bootstrap import Runtime, default_data_dir, open_runtime
+from persona_desktop.bootstrap import Runtime, default_data_dir, llm_from, make_llm, open_runtime
+from persona_desktop.bootstrap.desktop import (
+    autostart_switch,
+    diagnoser,
+    forget_screen_refusal,
+    install_capture_shortcut,
+)
 from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
@@ -39,7 +45,6 @@ from persona_desktop.errors import PersonaError
 from persona_desktop.ports import LLM, UnitOfWorkFactory
 from persona_desktop.private_files import ensure_private_dir
 from persona_desktop.services.media import MediaReader
-from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.main_window import MainWindow
@@ -57,56 +62,16 @@ MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under t
 
 def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
     def make(host: str, model: str) -> LLM:
-        from persona_desktop.adapters.ollama_llm import OllamaLLM
-
-        return OllamaLLM(
-            host=host, model=model, timeout_s=min(15.0, float(settings.get("ollama.timeout_seconds")))
-        )
+        return make_llm(host, model, min(15.0, float(settings.get("ollama.timeout_seconds"))))
 
     return make
-
-
-def _data_dir_args(data_dir: Path) -> list[str]:
-    """What a command started outside the app (login, a shortcut) needs to open this data dir."""
-    return [] if data_dir == default_data_dir() else ["--data-dir", str(data_dir)]
-
-
-def _diagnoser() -> Callable[[str, str], Diagnosis]:
-    """On the GUI thread: import the probe (and httpx) here, then hand a worker the plain call."""
-    from persona_desktop.adapters.ollama_probe import check_ollama
-    from persona_desktop.services.ollama_diagnosis import HELP_SECTION
-
-    return lambda host, model: check_ollama(host, model, guide=HELP_SECTION)
-
-
-def _autostart(data_dir: Path) -> Callable[[bool], None] | None:
-    try:
-        from persona_desktop import autostart
-    except ImportError:
-        return None
-    # a non-default data dir must be the one the login start opens too
-    extra = _data_dir_args(data_dir)
-
-    def apply(on: bool) -> None:
-        if on:
-            autostart.enable_autostart(extra)
-        else:
-            autostart.disable_autostart()
-
-    return apply
 
 
 def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
     s = settings or rt.settings
 
     def llm() -> LLM:
-        from persona_desktop.adapters.ollama_llm import OllamaLLM
-
-        return OllamaLLM(
-            host=s.ollama_host(),
-            model=str(s.get("ollama.model")),
-            timeout_s=float(s.get("ollama.timeout_seconds")),
-        )
+        return llm_from(s)
 
     return UiContext(
         data_dir=rt.data_dir,
@@ -115,8 +80,8 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         clock=rt.clock,
         llm=llm,
         llm_for=_llm_for(s),
-        autostart=_autostart(rt.data_dir),
-        diagnoser=_diagnoser,
+        autostart=autostart_switch(rt.data_dir),
+        diagnoser=diagnoser,
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
         embedder=rt.embedder,
         media_reader=MediaReader(rt.data_dir, rt.media),
@@ -181,7 +146,7 @@ class LazyLoop:
 
 def _screen_loop(rt: Runtime, messages: CaptureMessages, own: OwnWindowTracker | None) -> LazyLoop:
     def build() -> Any:
-        from persona_desktop.capture.screen_setup import build_screen_loop
+        from persona_desktop.bootstrap.screen import build_screen_loop
 
         loop = build_screen_loop(rt, on_event=messages.on_screen_event, own_windows=own)
         if own is not None:
@@ -200,26 +165,13 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
     transcribers: list[Any] = []
 
     def build() -> Any:
-        from persona_desktop.adapters.whisper_transcriber import transcriber_from_settings
-        from persona_desktop.capture.speech_live import SpeechSession
+        from persona_desktop.bootstrap.speech import speech_sessions, transcriber_from_settings
         from persona_desktop.ui.audio_source import SpeechRecorder
 
         s = rt.settings
         transcriber = transcriber_from_settings(s)
         transcribers.append(transcriber)
-
-        def session(device: str) -> SpeechSession:
-            return SpeechSession(
-                transcriber,
-                rt.uow,
-                device=device,
-                data_dir=rt.data_dir,
-                keep_audio=bool(s.get("capture.keep_audio")),
-                media=rt.media,
-                audio_retention_days=int(s.get("capture.audio_retention_days")),
-                text_retention_days=int(s.get("capture.text_retention_days")),
-            )
-
+        session = speech_sessions(rt, transcriber)
         recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
         recorder.failed.connect(lambda msg: messages.message.emit(f"Speech capture: {msg}"))
         recorder.failed.connect(lambda _msg: messages.stopped.emit("speech"))  # the recorder is off now
@@ -234,7 +186,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
 
 def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
-    from persona_desktop.capture import screen_setup
+    from persona_desktop.bootstrap import screen as screen_wiring
 
     def capture_now() -> bool:
         if screen.capture_now():
@@ -243,26 +195,13 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -
             own.watch()
         return False
 
-    def forget_refusal() -> list[str]:
-        from persona_desktop.adapters.wayland.permission import forget_screenshot_answer
-
-        return forget_screenshot_answer()
-
-    def install_shortcut() -> str:
-        from persona_desktop.adapters.wayland.gnome_shortcut import install_capture_shortcut
-        from persona_desktop.autostart import launch_command
-
-        return install_capture_shortcut(
-            [*launch_command(), *_data_dir_args(rt.data_dir), "capture", "screen"]
-        )
-
     return ScreenHooks(
-        support=lambda: screen_setup.screen_support(rt.settings),
-        probe=lambda: screen_setup.probe_screen(rt.settings),
-        capture_once=lambda: screen_setup.capture_once(rt, own_windows=own),
+        support=lambda: screen_wiring.screen_support(rt.settings),
+        probe=lambda: screen_wiring.probe_screen(rt.settings),
+        capture_once=lambda: screen_wiring.capture_once(rt, own_windows=own),
         capture_now=capture_now,
-        forget_refusal=forget_refusal,
-        install_shortcut=install_shortcut,
+        forget_refusal=forget_screen_refusal,
+        install_shortcut=lambda: install_capture_shortcut(rt.data_dir),
     )
 
 

@@ -174,7 +174,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
 def cmd_ingest_audio(args: argparse.Namespace) -> int:
     """Each file is transcribed and stored on its own: a bad file does not stop the rest."""
     from persona_desktop.adapters.chat.dates import parse_iso
-    from persona_desktop.adapters.whisper_transcriber import transcriber_from_settings
+    from persona_desktop.bootstrap.speech import transcriber_from_settings
     from persona_desktop.capture.speech_clips import purge_expired_clips
     from persona_desktop.capture.speech_recording import Origin, transcribe_file
     from persona_desktop.services.ingest import ingest
@@ -234,7 +234,7 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
 
 def cmd_ingest_screen(args: argparse.Namespace) -> int:
     """Each image is OCR'd as one screen capture; a bad file does not stop the rest."""
-    from persona_desktop.capture.screen_setup import ingest_screen_files
+    from persona_desktop.bootstrap.screen import ingest_screen_files
 
     rt = _runtime(args)
     try:
@@ -269,7 +269,7 @@ def cmd_ingest_screen(args: argparse.Namespace) -> int:
 
 def cmd_capture_screen(args: argparse.Namespace) -> int:
     """One screenshot now, read and stored like a periodic one (a keyboard shortcut can run it)."""
-    from persona_desktop.capture.screen_setup import capture_once
+    from persona_desktop.bootstrap.screen import capture_once
 
     rt = _runtime(args)
     try:
@@ -293,7 +293,7 @@ def cmd_capture_screen(args: argparse.Namespace) -> int:
 def cmd_capture_support(args: argparse.Namespace) -> int:
     """What screen capture can do on this desktop, from the session's variables."""
     from persona_desktop.bootstrap import load_settings
-    from persona_desktop.capture.screen_setup import screen_support
+    from persona_desktop.bootstrap.screen import screen_support
 
     support = screen_support(load_settings(_data_dir(args)))
     if args.json:

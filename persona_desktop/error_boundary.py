@@ -40,10 +40,6 @@ class _QuietFileHandler(logging.handlers.RotatingFileHandler):
         pass
 
 
-def log_path(data_dir: Path) -> Path:
-    return data_dir / LOG_DIR / LOG_FILE
-
-
 def _fallback_log_dir() -> Path:
     import platformdirs
 

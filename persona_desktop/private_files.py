@@ -101,8 +101,3 @@ def ensure_private_file(path: Path, what: str = "the file") -> None:
                 f"{what} {path} is a symbolic link; Persona Desktop does not follow it"
             ) from None
         raise _explain(path, exc, what) from None
-
-
-def open_private_append(path: Path) -> int:
-    """An fd to append to `path`, created 0600 (a log file)."""
-    return os.open(path, os.O_CREAT | os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o600)

@@ -19,7 +19,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
-from persona_desktop.capture.screen_ports import OcrLine, Pixels
+from persona_desktop.ports.screen import OcrLine, Pixels
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 Box = tuple[int, int, int, int]

@@ -23,15 +23,15 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QMenu, QToolTip
 
 from persona_desktop.adapters.screen_mss import MssGrabber
+from persona_desktop.adapters.window_x11 import X11WindowInfo
 from persona_desktop.app import build_context, build_shell
 from persona_desktop.bootstrap import Runtime, open_runtime
+from persona_desktop.bootstrap.screen import build_pipeline
 from persona_desktop.capture.screen_loop import ScreenCaptureLoop
-from persona_desktop.capture.screen_ports import WindowDesc, WindowInfo
 from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
-from persona_desktop.capture.screen_setup import build_pipeline
-from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 from persona_desktop.domain.model import Kind
 from persona_desktop.domain.text import statement_key
+from persona_desktop.ports.screen import WindowDesc, WindowInfo
 from persona_desktop.ui.own_windows import OwnWindowTracker
 from tests.ui_support import seed_memory
 

@@ -26,10 +26,10 @@ from persona_desktop.adapters.store.cipher import SQLITE_HEADER
 from persona_desktop.adapters.store.database import DB_FILE
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_privacy import ExclusionRules
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.ports.screen import Frame, Monitor
 from persona_desktop.services.ingest import ingest
 from tests.conftest import TEST_PASSPHRASE, Cli, chat_line, write_jsonl
 from tests.screen_support import render_lines, show_window, xvfb

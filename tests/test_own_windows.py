@@ -19,15 +19,15 @@ from pytestqt.qtbot import QtBot
 from persona_desktop.app import build_shell
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import (
+from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
+from persona_desktop.domain.model import Kind
+from persona_desktop.ports.screen import (
     Frame,
     Monitor,
     NoWindowInfo,
     OwnScreen,
     WindowDesc,
 )
-from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
-from persona_desktop.domain.model import Kind
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.own_windows import NOTIFICATION_MARGIN_S, OwnWindowTracker
 from persona_desktop.ui.screen_access import Summary

@@ -31,8 +31,8 @@ from persona_desktop.capture.screen_desktop import (
     detect,
     support_for,
 )
-from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
+from persona_desktop.ports.screen import Frame, Monitor
 
 # --- the desktop --------------------------------------------------------------------------
 

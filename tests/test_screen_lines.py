@@ -14,8 +14,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.capture.screen_lines import cut, lines_at, to_gray
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.ports.screen import Frame, Monitor, WindowDesc
 from tests.screen_support import FONT, CountingOcr, StepClock
 
 DEJAVU = FONT.parent

@@ -27,12 +27,12 @@ from persona_desktop.adapters.wayland.dbus import SessionBus
 from persona_desktop.adapters.wayland.gnome import GnomeWindowCalls
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent
+from persona_desktop.capture.screen_once import OnceOutcome
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import Box, Frame, Monitor, OwnScreen, Pixels, WindowDesc
 from persona_desktop.capture.screen_privacy import SELF, ExclusionRules, WithOwnWindows
-from persona_desktop.capture.screen_setup import OnceOutcome
 from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
 from persona_desktop.domain.model import Kind
+from persona_desktop.ports.screen import Box, Frame, Monitor, OwnScreen, Pixels, WindowDesc
 from tests.screen_support import FONT, StepClock, render_lines
 from tests.wayland_session import bare_bus
 

@@ -12,13 +12,14 @@ import pytest
 from PIL import Image, ImageDraw, ImageFont
 
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.bootstrap.screen import build_screen_loop, maintenance
 from persona_desktop.capture.screen_change import ChangeDetector
+from persona_desktop.capture.screen_images import purge_expired_images
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor, WindowDesc
 from persona_desktop.capture.screen_privacy import ExclusionRules, PauseState
-from persona_desktop.capture.screen_setup import build_screen_loop, maintenance, purge_expired_images
 from persona_desktop.domain.model import Author, CandidateStatus, Kind, Subject, Trust
 from persona_desktop.domain.proposals import NewFact
+from persona_desktop.ports.screen import Frame, Monitor, WindowDesc
 from persona_desktop.services.ingest import ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
 from tests.screen_support import FONT, CountingOcr, StepClock, contains, render_lines

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from persona_desktop.capture.screen_ports import OcrLine, OcrWord
 from persona_desktop.capture.screen_redact import find_secrets, iban_ok, luhn_ok, redact_line, redact_text
+from persona_desktop.ports.screen import OcrLine, OcrWord
 
 
 @pytest.mark.parametrize(

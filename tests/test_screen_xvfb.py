@@ -16,16 +16,16 @@ import pytest
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
+from persona_desktop.adapters.window_x11 import X11WindowInfo
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.bootstrap.screen import capture_once
 from persona_desktop.capture.screen_loop import ScreenCaptureLoop, ScreenEvent
 from persona_desktop.capture.screen_pipeline import ScreenPipeline
-from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.capture.screen_privacy import ExclusionRules
-from persona_desktop.capture.screen_setup import capture_once
-from persona_desktop.capture.screen_window_x11 import X11WindowInfo
 from persona_desktop.config import SETTINGS
 from persona_desktop.domain.model import Fragment, Kind
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Frame, Monitor
 from tests.screen_support import XWindow, show_window, xvfb
 
 pytestmark = [pytest.mark.xvfb, pytest.mark.timeout(120)]

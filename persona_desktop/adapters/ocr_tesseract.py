@@ -15,8 +15,8 @@ import numpy as np
 import pytesseract
 from PIL import Image
 
-from persona_desktop.capture.screen_ports import Box, OcrLine, OcrWord, Pixels
 from persona_desktop.errors import CaptureUnavailableError, ImportFormatError
+from persona_desktop.ports.screen import Box, OcrLine, OcrWord, Pixels
 
 SMALL_TEXT_PX = 12  # median word box height (px) under which the image is read again at 2x
 # Stacked lines are read as one uniform block (psm 6): page layout analysis (psm 3) takes

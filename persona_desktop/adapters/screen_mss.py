@@ -8,8 +8,8 @@ import sys
 import mss
 import numpy as np
 
-from persona_desktop.capture.screen_ports import Frame, Monitor
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Frame, Monitor
 
 
 def check_display() -> None:

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from persona_desktop.capture.speech_runtime import bundled_model_path, import_speech_module
 from persona_desktop.errors import CaptureUnavailableError
 from persona_desktop.ports import SpeechSegment, SpokenWord
+from persona_desktop.speech_runtime import bundled_model_path, import_speech_module
 
 SAMPLE_RATE = 16000
 
@@ -346,13 +346,4 @@ def _segment(s: Any) -> SpeechSegment:
         no_speech_prob=round(float(s.no_speech_prob), 4),
         compression_ratio=round(float(s.compression_ratio), 3),
         words=words,
-    )
-
-
-def transcriber_from_settings(settings: Any, *, idle_unload_s: float = 300.0) -> WhisperTranscriber:
-    """Build from `capture.whisper_model` and `capture.whisper_language`."""
-    return WhisperTranscriber(
-        str(settings.get("capture.whisper_model")),
-        str(settings.get("capture.whisper_language")),
-        idle_unload_s=idle_unload_s,
     )

@@ -8,7 +8,7 @@ not a session), switches screen capture off with a message that says why and wha
 
 from __future__ import annotations
 
-from persona_desktop.capture.screen_ports import Frame
+from persona_desktop.ports.screen import Frame
 
 BLACK_LEVEL = 8  # the brightest channel value still counted as black (dithering, noise)
 LIMIT = 3

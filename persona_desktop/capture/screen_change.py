@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from persona_desktop.capture.screen_ports import Box, Pixels
+from persona_desktop.ports.screen import Box, Pixels
 
 CELL_H = 8  # px: change granularity in rows
 CELL_W = 32  # px: change granularity in columns

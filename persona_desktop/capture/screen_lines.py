@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from persona_desktop.capture.screen_ports import Box, Pixels
+from persona_desktop.ports.screen import Box, Pixels
 
 INK = 32  # grey levels between neighbours that count as a stroke edge
 RULE = 64  # px: a vertical ink run at least this long is a border, not a glyph

@@ -29,11 +29,11 @@ from typing import Any
 
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, BlackWatch, is_all_black
 from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import ScreenGrabber, WindowDesc, WindowInfo
 from persona_desktop.capture.screen_privacy import SELF, ExclusionRules, PauseState, covered
 from persona_desktop.domain.model import NewFragment, SourceInfo
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
 from persona_desktop.ports import Clock, UnitOfWorkFactory
+from persona_desktop.ports.screen import ScreenGrabber, WindowDesc, WindowInfo
 from persona_desktop.services.ingest import ingest
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,12 @@ from PIL import Image
 
 from persona_desktop.capture.screen_change import ChangeDetector
 from persona_desktop.capture.screen_lines import lines_at, to_gray
-from persona_desktop.capture.screen_ports import (
+from persona_desktop.capture.screen_privacy import ExclusionRules
+from persona_desktop.capture.screen_reader import LineReader, ReadLine
+from persona_desktop.capture.screen_redact import RedactedLine, redact_line, redact_text
+from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
+from persona_desktop.ports import MediaFiles
+from persona_desktop.ports.screen import (
     Box,
     Frame,
     Monitor,
@@ -35,11 +40,6 @@ from persona_desktop.capture.screen_ports import (
     Pixels,
     WindowDesc,
 )
-from persona_desktop.capture.screen_privacy import ExclusionRules
-from persona_desktop.capture.screen_reader import LineReader, ReadLine
-from persona_desktop.capture.screen_redact import RedactedLine, redact_line, redact_text
-from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
-from persona_desktop.ports import MediaFiles
 from persona_desktop.services.media import PlainMedia
 
 __all__ = ["CaptureResult", "ScreenPipeline", "capture_id", "dedup_key", "screen_fragment", "to_gray", "xywh"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from persona_desktop.capture.screen_ports import Box, OwnWindows, WindowDesc, WindowInfo
+from persona_desktop.ports.screen import Box, OwnWindows, WindowDesc, WindowInfo
 
 SELF = "self"  # the exclusion rule that names the app's own windows
 OWN_APP = "persona-desktop"  # the app id of every window of the app's (app.py sets it)

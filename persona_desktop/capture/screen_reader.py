@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from persona_desktop.capture.screen_lines import TextLine
-from persona_desktop.capture.screen_ports import Box, OcrEngine, OcrLine, OcrWord, Pixels
 from persona_desktop.capture.screen_redact import RedactedLine, redact_line
+from persona_desktop.ports.screen import Box, OcrEngine, OcrLine, OcrWord, Pixels
 
 MARGIN = 4  # px of the screen kept around a line's ink when it is cropped for OCR
 SLACK = 2  # px a word's box may reach past the line's ink (antialiased edges)

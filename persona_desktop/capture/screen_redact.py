@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from persona_desktop.capture.screen_ports import Box, OcrLine, OcrWord
+from persona_desktop.ports.screen import Box, OcrLine, OcrWord
 
 Span = tuple[int, int, str]
 

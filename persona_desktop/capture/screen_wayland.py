@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image
 
-from persona_desktop.capture.screen_ports import Box, DesktopShooter, Frame, Monitor, Pixels
+from persona_desktop.ports.screen import Box, DesktopShooter, Frame, Monitor, Pixels
 
 Layout = Callable[[], Box | None]
 

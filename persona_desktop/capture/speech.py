@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from persona_desktop.capture.speech_runtime import import_speech_module
+from persona_desktop.speech_runtime import import_speech_module
 
 SAMPLE_RATE = 16000
 WINDOW = 512  # Silero's window at 16 kHz: 32 ms
@@ -96,10 +96,6 @@ class SpeechChunk:
     @property
     def duration_s(self) -> float:
         return len(self.samples) / SAMPLE_RATE
-
-    @property
-    def ended_at(self) -> datetime:
-        return self.started_at + timedelta(seconds=self.duration_s)
 
 
 @dataclass

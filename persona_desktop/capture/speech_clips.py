@@ -11,14 +11,14 @@ when the file happened to be written; `purge_expired_clips` deletes what is olde
 from __future__ import annotations
 
 import io
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
 from persona_desktop.ports import MediaFiles
-from persona_desktop.services.media import PlainMedia
+from persona_desktop.services.media import PlainMedia, purge_expired_files
 
 SAMPLE_RATE = 16000
 CLIPS_DIR = Path("clips") / "speech"
@@ -52,19 +52,4 @@ def write_clip(
 
 def purge_expired_clips(data_dir: Path, now: datetime, retention_days: int) -> int:
     """Delete clips captured more than `retention_days` ago; return how many."""
-    root = data_dir / CLIPS_DIR
-    if not root.is_dir():
-        return 0
-    cutoff = (now - timedelta(days=retention_days)).timestamp()
-    removed = 0
-    for clip in root.glob("*/*.ogg"):
-        try:
-            if clip.stat().st_mtime < cutoff:
-                clip.unlink()
-                removed += 1
-        except FileNotFoundError:
-            continue
-    for folder in root.iterdir():
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-    return removed
+    return purge_expired_files(data_dir / CLIPS_DIR, "*/*.ogg", now, retention_days)

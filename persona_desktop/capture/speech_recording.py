@@ -24,11 +24,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from persona_desktop.capture.speech_clips import clip_relpath, write_clip
-from persona_desktop.capture.speech_runtime import import_speech_module
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.input_files import MB, read_input_file
 from persona_desktop.ports import MediaFiles, SpeechSegment, Transcriber
+from persona_desktop.speech_runtime import import_speech_module
 
 SAMPLE_RATE = 16000
 MAX_AUDIO_FILE_BYTES = 4096 * MB  # hours of uncompressed WAV

@@ -52,13 +52,6 @@ def minus_days(now: datetime, days: float) -> datetime:
         return EARLIEST
 
 
-def plus_seconds(now: datetime, seconds: float) -> datetime:
-    try:
-        return now + timedelta(seconds=seconds)
-    except OverflowError:
-        return LATEST
-
-
 def local_day_bounds(day: date) -> tuple[datetime, datetime]:
     """[start, end) of a calendar day in the machine's local time, clamped at the calendar's ends."""
 

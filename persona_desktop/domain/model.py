@@ -206,9 +206,3 @@ class SleepRun:
     finished_at: datetime | None
     counters: dict[str, Any]
     error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Lease:
-    holder: str
-    expires_at: datetime

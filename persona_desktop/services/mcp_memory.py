@@ -17,7 +17,6 @@ in the review and the journal, never the caller's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -173,7 +172,3 @@ def propose_fact(
         config=policy.selection,
     )
     return dict(RECEIVED)
-
-
-def tool_names() -> Sequence[str]:
-    return ("search_memory", "list_facts", "why", "propose_fact")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +83,26 @@ def delete_media(paths: Iterable[str], data_dir: Path) -> int:
         path.unlink(missing_ok=True)
         deleted += 1
     return deleted
+
+
+def purge_expired_files(root: Path, pattern: str, now: datetime, retention_days: int) -> int:
+    """Delete the files under `root` matching `pattern` whose modification time is more than
+    `retention_days` before `now`, then the folders left empty; return how many files.
+
+    The one retention routine of kept media, screen crops and speech clips alike: a clip's
+    mtime is set to its capture time, a crop is written as it is captured."""
+    if not root.is_dir():
+        return 0
+    cutoff = (now - timedelta(days=retention_days)).timestamp()
+    removed = 0
+    for path in root.glob(pattern):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    for folder in root.iterdir():
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    return removed

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 from persona_desktop.domain.model import (
     Candidate,
     CandidateStatus,
     Fact,
     FactStatus,
-    Fragment,
-    Kind,
     Observation,
     Revision,
 )
@@ -45,10 +42,6 @@ def candidates(uow_factory: UnitOfWorkFactory, status: CandidateStatus | None = 
     ]
 
 
-def pending_candidates(uow_factory: UnitOfWorkFactory) -> list[CandidateView]:
-    return candidates(uow_factory, CandidateStatus.PENDING)
-
-
 def facts(
     uow_factory: UnitOfWorkFactory, status: FactStatus | None = None, search: str = ""
 ) -> list[FactView]:
@@ -72,13 +65,6 @@ def fact_views(uow: UnitOfWork, found: Sequence[Fact]) -> list[FactView]:
     return out
 
 
-def recent_facts(uow_factory: UnitOfWorkFactory, now: datetime, days: int = 7) -> list[FactView]:
-    since = now - timedelta(days=days)
-    with uow_factory.read() as uow:
-        recent = [f for f in uow.facts.all(FactStatus.APPLIED) if f.created_at >= since]
-        return fact_views(uow, recent)
-
-
 def journal(uow_factory: UnitOfWorkFactory, limit: int | None = None) -> list[Revision]:
     with uow_factory.read() as uow:
         return uow.journal.all(limit=limit)
@@ -92,15 +78,3 @@ def observations(uow_factory: UnitOfWorkFactory) -> list[Observation]:
 def evidence(uow_factory: UnitOfWorkFactory, candidate_id: int, context: int = 2) -> list[EvidenceItem]:
     with uow_factory.read() as uow:
         return evidence_items(uow, candidate_id, context)
-
-
-def fragments(uow_factory: UnitOfWorkFactory, kind: Kind | None = None) -> list[Fragment]:
-    with uow_factory.read() as uow:
-        return uow.fragments.all(kind)
-
-
-def counts(uow_factory: UnitOfWorkFactory) -> dict[str, int]:
-    with uow_factory.read() as uow:
-        pending = uow.candidates.count_status(CandidateStatus.PENDING)
-        applied = len(uow.facts.all(FactStatus.APPLIED))
-        return {"pending": pending, "facts": applied}

@@ -158,8 +158,3 @@ def recall(
         picked.append(RecalledFact(fact, 0.0, "newest"))
         used += cost
     return Recall(picked, used, warnings)
-
-
-def newest_facts(uow_factory: UnitOfWorkFactory, budget_tokens: int) -> list[Fact]:
-    """What the prompt carried before recall: the newest applied facts while the budget lasts."""
-    return [r.fact for r in recall(uow_factory, "", RecallConfig(budget_tokens=budget_tokens)).facts]

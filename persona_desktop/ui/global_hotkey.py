@@ -17,9 +17,9 @@ from ctypes import c_char_p, c_int, c_uint, c_ulong, c_void_p, create_string_buf
 
 from PySide6.QtCore import QObject, Signal
 
-from persona_desktop.capture.screen_window_x11 import Window, _load
 from persona_desktop.errors import PersonaError
 from persona_desktop.ui.worker import Worker, create_worker
+from persona_desktop.x11_lib import Window, load_x11
 
 KEY_PRESS = 2
 GRAB_MODE_ASYNC = 1
@@ -57,7 +57,7 @@ class X11Hotkey(QObject):
         display = os.environ.get("DISPLAY")
         if not display:
             raise PersonaError("a desktop-wide shortcut needs an X11 session (DISPLAY is not set)")
-        x = _load()
+        x = load_x11()
         x.XStringToKeysym.restype = c_ulong
         x.XStringToKeysym.argtypes = [c_char_p]
         x.XKeysymToKeycode.restype = c_int

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from persona_desktop.capture.screen_ports import Box, OwnScreen
+from persona_desktop.ports.screen import Box, OwnScreen
 
 _WATCHED = frozenset(
     {

@@ -458,9 +458,6 @@ class Shell(QObject):
         log.info("%s: %s", title, message)
         self.notified.emit(title, message)
 
-    def warn(self, parent: QWidget | None, exc: PersonaError) -> None:
-        QMessageBox.warning(parent, "Persona Desktop", str(exc))
-
     def start_global_shortcut(self) -> None:
         """The owner's desktop-wide search key, if one is set; a key that cannot be had is said once."""
         if self.global_hotkey is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from persona_desktop.adapters.keys import key_info
-from persona_desktop.adapters.keys.key_info import KeyInfo, Protection
+from persona_desktop.adapters.keys.key_info import Protection
 from persona_desktop.adapters.keys.os_keyring import KeyringAccess
 from persona_desktop.errors import PersonaError
 from persona_desktop.ports import PassphrasePrompt, PassphraseRequest
@@ -154,7 +154,3 @@ def _open_any(candidates: list[tuple[int, Protection]], passphrase: str) -> tupl
         if key is not None:
             return i, key
     return None
-
-
-def load_info(data_dir: Path) -> KeyInfo | None:
-    return key_info.load(data_dir)

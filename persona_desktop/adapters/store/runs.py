@@ -64,10 +64,6 @@ class SqlRuns:
         row = self._conn.execute(sa.select(sleep_runs).where(sleep_runs.c.id == run_id)).first()
         return _run(row) if row else None
 
-    def by_key(self, key: str) -> SleepRun | None:
-        row = self._conn.execute(sa.select(sleep_runs).where(sleep_runs.c.idempotency_key == key)).first()
-        return _run(row) if row else None
-
     def latest(self) -> SleepRun | None:
         row = self._conn.execute(sa.select(sleep_runs).order_by(sleep_runs.c.id.desc()).limit(1)).first()
         return _run(row) if row else None

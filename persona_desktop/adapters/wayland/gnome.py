@@ -18,8 +18,8 @@ from jeepney import DBusAddress
 from persona_desktop.adapters.wayland.dbus import DBusCallError, DBusReplyError, SessionBus, expect_str
 from persona_desktop.adapters.wayland.mutter import current_layout
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Box, WindowDesc, as_pid
 
 WINDOWS = DBusAddress(
     "/org/gnome/Shell/Extensions/Windows", "org.gnome.Shell", "org.gnome.Shell.Extensions.Windows"

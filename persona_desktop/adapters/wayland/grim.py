@@ -9,8 +9,8 @@ import shutil
 import subprocess
 
 from persona_desktop.adapters.wayland.shot_file import MAX_FILE_BYTES, ShotFileError, decode_rgb
-from persona_desktop.capture.screen_ports import Pixels
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Pixels
 
 GRIM_TIMEOUT_S = 10.0
 

@@ -15,8 +15,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid, bounds
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Box, WindowDesc, as_pid, bounds
 
 TIMEOUT_S = 2.0
 MAX_REPLY = 16 * 1024 * 1024

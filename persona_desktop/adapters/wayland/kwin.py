@@ -28,8 +28,8 @@ from persona_desktop.adapters.wayland.dbus import (
     expect_str,
 )
 from persona_desktop.adapters.wayland.sway import MAX_COORD, MAX_TITLE, UNPLACED, WindowListError
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import Box, WindowDesc, as_pid
 
 KWIN = "org.kde.KWin"
 SCRIPTING = DBusAddress("/Scripting", KWIN, "org.kde.kwin.Scripting")

@@ -19,7 +19,7 @@ from jeepney import DBusAddress
 
 from persona_desktop.adapters.wayland.dbus import DBusCallError, DBusReplyError, SessionBus, vardict
 from persona_desktop.adapters.wayland.sway import MAX_COORD
-from persona_desktop.capture.screen_ports import Box, bounds
+from persona_desktop.ports.screen import Box, bounds
 
 log = logging.getLogger(__name__)
 

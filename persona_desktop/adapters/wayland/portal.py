@@ -33,8 +33,8 @@ from persona_desktop.adapters.wayland.dbus import (
     vardict,
 )
 from persona_desktop.adapters.wayland.shot_file import ShotFileError, decode_rgb, take_file
-from persona_desktop.capture.screen_ports import Pixels
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError, PersonaError
+from persona_desktop.ports.screen import Pixels
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +59,6 @@ class PortalMissingError(CaptureUnavailableError):
 
 class PortalTimeoutError(CaptureUnavailableError):
     """The portal did not answer a screenshot request in time."""
-
-
-def request_path(unique_name: str, token: str) -> str:
-    """Where the portal will put the Request object (xdg-desktop-portal >= 0.9)."""
-    sender = unique_name.lstrip(":").replace(".", "_")
-    return f"{PORTAL_PATH}/request/{sender}/{token}"
 
 
 class PortalShooter:

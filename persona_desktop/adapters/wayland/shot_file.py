@@ -21,8 +21,8 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from persona_desktop.capture.screen_ports import MAX_IMAGE_PIXELS, Pixels
 from persona_desktop.errors import PersonaError
+from persona_desktop.ports.screen import MAX_IMAGE_PIXELS, Pixels
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
 CLOCK_SLACK_S = 2.0  # file systems with coarse timestamps

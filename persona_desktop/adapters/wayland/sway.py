@@ -13,8 +13,8 @@ import socket
 import struct
 from collections.abc import Iterator, Mapping
 
-from persona_desktop.capture.screen_ports import Box, WindowDesc, as_pid, bounds
 from persona_desktop.errors import CaptureUnavailableError, PersonaError
+from persona_desktop.ports.screen import Box, WindowDesc, as_pid, bounds
 
 MAGIC = b"i3-ipc"
 HEADER = struct.Struct("=II")

@@ -1,7 +1,7 @@
 """Wiring of screen capture from the settings: the loop for the tray app, files for the CLI.
 
-This module picks the concrete adapters (mss or the Wayland grabbers, Tesseract, the
-window readers), so, like `bootstrap.py`, only composition roots (`app.py`, `cli.py`) may
+Part of the Qt-free composition root: it picks the concrete adapters (mss or the Wayland
+grabbers, Tesseract, the window readers), so only composition roots (`app.py`, `cli.py`)
 import it; the ui gets the loop handed in. Which grabber and window source: mss and X11
 on X11; on Wayland the desktop portal (grim on wlroots when the portal has no
 Screenshot) and the compositor's own window list (sway, Hyprland, KWin, GNOME's Window
@@ -10,19 +10,13 @@ Calls extension). Where no window list exists, periodic capture stays off.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import cast
-
-import numpy as np
-from PIL import Image, UnidentifiedImageError
 
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
@@ -38,10 +32,18 @@ from persona_desktop.capture.screen_desktop import (
     detect,
     support_for,
 )
-from persona_desktop.capture.screen_loop import LoopStatus, ScreenCaptureLoop, ScreenEvent, own_cover
-from persona_desktop.capture.screen_pipeline import CaptureResult, ScreenPipeline
-from persona_desktop.capture.screen_ports import (
-    MAX_IMAGE_PIXELS,
+from persona_desktop.capture.screen_files import FileOutcome, ingest_images
+from persona_desktop.capture.screen_images import purge_expired_images, screen_image_dir
+from persona_desktop.capture.screen_loop import ScreenCaptureLoop, ScreenEvent
+from persona_desktop.capture.screen_once import OnceOutcome
+from persona_desktop.capture.screen_pipeline import ScreenPipeline
+from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
+from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
+from persona_desktop.config import Settings
+from persona_desktop.domain.model import Kind
+from persona_desktop.errors import CaptureUnavailableError, PersonaError
+from persona_desktop.ports import MediaFiles, UnitOfWorkFactory
+from persona_desktop.ports.screen import (
     Box,
     DesktopShooter,
     NoWindowInfo,
@@ -50,25 +52,11 @@ from persona_desktop.capture.screen_ports import (
     ScreenGrabber,
     WindowInfo,
 )
-from persona_desktop.capture.screen_privacy import ExclusionRules, WithOwnWindows
-from persona_desktop.capture.screen_wayland import WholeDesktopGrabber
-from persona_desktop.config import Settings
-from persona_desktop.domain.model import Kind
-from persona_desktop.errors import CaptureUnavailableError, ImportFormatError, PersonaError
-from persona_desktop.input_files import MB, read_input_file
-from persona_desktop.ports import MediaFiles, UnitOfWorkFactory
-from persona_desktop.services.ingest import IngestResult, ingest
 from persona_desktop.services.screen_retention import purge_expired_fragments
-
-MAX_IMAGE_FILE_BYTES = 256 * MB
 
 
 def _uow(runtime: Runtime) -> UnitOfWorkFactory:
     return cast(UnitOfWorkFactory, runtime.uow)
-
-
-def screen_image_dir(data_dir: Path) -> Path:
-    return data_dir / "screens"
 
 
 def build_ocr(settings: Settings) -> TesseractOcr:
@@ -105,11 +93,11 @@ def screen_support(settings: Settings, desktop: DesktopSession | None = None) ->
 def window_info_factory() -> WindowInfo:
     """X11 and Windows expose window titles; elsewhere (macOS for now) frames carry none."""
     if sys.platform.startswith("linux"):
-        from persona_desktop.capture.screen_window_x11 import X11WindowInfo
+        from persona_desktop.adapters.window_x11 import X11WindowInfo
 
         return X11WindowInfo()
     if sys.platform == "win32":
-        from persona_desktop.capture.screen_window_win32 import Win32WindowInfo
+        from persona_desktop.adapters.window_win32 import Win32WindowInfo
 
         return Win32WindowInfo()
     return NoWindowInfo()
@@ -224,25 +212,6 @@ class DesktopCapture:
         return None
 
 
-def purge_expired_images(image_dir: Path, now: datetime, retention_days: int) -> int:
-    """Delete kept screen crops written more than `retention_days` ago; return how many."""
-    if not image_dir.is_dir():
-        return 0
-    cutoff = (now - timedelta(days=retention_days)).timestamp()
-    removed = 0
-    for path in image_dir.glob("*/*.png"):
-        try:
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
-                removed += 1
-        except FileNotFoundError:
-            continue
-    for folder in image_dir.iterdir():
-        if folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-    return removed
-
-
 def maintenance(runtime: Runtime) -> Callable[[datetime], None]:
     """Retention of screen text and kept crops, run by the loop about once an hour."""
 
@@ -279,37 +248,6 @@ def build_screen_loop(
         periodic_reason=desktop.periodic_reason,
         advice=desktop.support.advice(),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class OnceOutcome:
-    """One capture on demand: what each monitor gave and how many new lines were stored."""
-
-    grabber: str
-    results: list[CaptureResult]
-    status: LoopStatus
-    windows_known: bool
-
-    @property
-    def fragments(self) -> int:
-        return self.status.fragments
-
-    @property
-    def covered(self) -> bool:
-        """Nothing read because something of the app's own was in front: worth asking again."""
-        return own_cover(self.results)
-
-    def summary(self) -> str:
-        excluded = sum(r.status == "excluded" for r in self.results)
-        parts = [f"{self.fragments} new line(s) stored"]
-        if self.covered:
-            parts.append("a window or notification of Persona Desktop's own was in front: nothing read")
-        elif excluded:
-            parts.append("the active window is excluded: nothing read")
-        parts += [f"nothing read: {r.reason}" for r in self.results if r.status in ("skipped", "unsettled")]
-        if not self.windows_known:
-            parts.append("no window list on this desktop: exclusions could not be checked")
-        return f"screen captured ({self.grabber}): " + "; ".join(parts)
 
 
 def capture_once(
@@ -362,53 +300,9 @@ def probe_screen(settings: Settings) -> str:
 # --- `ingest screen IMAGE...` ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    path: str
-    result: IngestResult | None = None
-    lines: int = 0
-    error: str | None = None
-
-
-def read_image(path: Path) -> tuple[bytes, np.ndarray, datetime]:
-    """The file's bytes, its RGB pixels, and its modification time as the capture time."""
-    data = read_input_file(path, MAX_IMAGE_FILE_BYTES)  # never a FIFO or /dev/zero
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            if img.width * img.height > MAX_IMAGE_PIXELS:
-                raise ImportFormatError(f"{path}: image too large ({img.width}x{img.height})")
-            rgb = np.asarray(img.convert("RGB"))
-        at = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except FileNotFoundError:
-        raise ImportFormatError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ImportFormatError(f"{path}: is a directory, not an image") from None
-    except UnidentifiedImageError:
-        raise ImportFormatError(f"{path}: not an image file Pillow can read") from None
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
-        raise ImportFormatError(f"{path}: cannot be read as an image: {exc}") from None
-    if rgb.size == 0:
-        raise ImportFormatError(f"{path}: empty image")
-    return data, rgb, at
-
-
 def ingest_screen_files(
     runtime: Runtime, paths: Sequence[Path], pipeline: ScreenPipeline | None = None
 ) -> list[FileOutcome]:
-    """OCR each image as one capture and store it; one file's failure does not stop the rest.
-
-    The capture id is a hash of the file's content, so the same image ingested again
-    (under any name) gives the same refs and no new fragments."""
+    """OCR each image as one capture and store it (`capture.screen_files.ingest_images`)."""
     pipe = pipeline or build_pipeline(runtime.settings, runtime.data_dir, media=runtime.media)
-    outcomes: list[FileOutcome] = []
-    for path in paths:
-        try:
-            data, rgb, at = read_image(path)
-            cid = hashlib.blake2b(data, digest_size=8).hexdigest()
-            source, fragments = pipe.process_file_image(rgb, cid, at, str(path))
-            [result] = ingest(_uow(runtime), [(source, fragments)], runtime.clock.now())
-        except PersonaError as exc:
-            outcomes.append(FileOutcome(str(path), error=str(exc)))
-            continue
-        outcomes.append(FileOutcome(str(path), result, len(fragments)))
-    return outcomes
+    return ingest_images(_uow(runtime), runtime.clock, pipe, paths)

@@ -1,7 +1,9 @@
 """The Qt-free composition root: the one place (with `app.py`) that picks concrete adapters.
 
 Both the CLI and the tray app build their `Runtime` here, so a data dir always
-means the same store, settings file and LLM host whichever way it is opened.
+means the same store, settings file and LLM host whichever way it is opened. The
+capture pipelines are wired in `bootstrap.screen` and `bootstrap.speech`, imported only
+when capture is used (they load numpy, PIL, Tesseract, Whisper).
 """
 
 from __future__ import annotations
@@ -57,14 +59,7 @@ class Runtime:
         return self.store.media
 
     def llm(self) -> LLM:
-        from persona_desktop.adapters.ollama_llm import OllamaLLM
-
-        s = self.settings
-        return OllamaLLM(
-            host=s.ollama_host(),
-            model=str(s.get("ollama.model")),
-            timeout_s=float(s.get("ollama.timeout_seconds")),
-        )
+        return llm_from(self.settings)
 
     def embedder(self) -> Embedder:
         """For recall by meaning (`recall.embeddings`), on the same Ollama host."""
@@ -84,6 +79,22 @@ class Runtime:
     def read_only(self) -> bool:
         """The store is damaged and was opened read-only: reading works, changes are refused."""
         return is_read_only(self.engine)
+
+
+def make_llm(host: str, model: str, timeout_s: float) -> LLM:
+    """The one place an `OllamaLLM` is built (imported here, so the CLI starts without httpx)."""
+    from persona_desktop.adapters.ollama_llm import OllamaLLM
+
+    return OllamaLLM(host=host, model=model, timeout_s=timeout_s)
+
+
+def llm_from(settings: Settings) -> LLM:
+    """The owner's Ollama host and model, as `ollama.*` says."""
+    return make_llm(
+        settings.ollama_host(),
+        str(settings.get("ollama.model")),
+        float(settings.get("ollama.timeout_seconds")),
+    )
 
 
 def load_settings(data_dir: Path | None) -> Settings:

@@ -13,8 +13,8 @@ from ctypes import wintypes
 from pathlib import PureWindowsPath
 from typing import Any
 
-from persona_desktop.capture.screen_ports import WindowDesc
 from persona_desktop.errors import CaptureUnavailableError
+from persona_desktop.ports.screen import WindowDesc
 
 PROCESS_QUERY_LIMITED_INFORMATION = 0x1000
 
