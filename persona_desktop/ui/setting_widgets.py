@@ -188,8 +188,8 @@ class NamedChoice(ComboBox):
         self.setEditable(True)
         self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self._empty = empty_label
-        if empty_label:
-            self.lineEdit().setPlaceholderText(empty_label)
+        if empty_label and (line := self.lineEdit()) is not None:
+            line.setPlaceholderText(empty_label)
         self.currentTextChanged.connect(lambda _t: self.changed.emit())
 
     def load_choices_on_open(self, loader: Callable[[], Sequence[str]]) -> None:
