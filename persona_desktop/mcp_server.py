@@ -42,9 +42,7 @@ def check_enabled(settings: Settings) -> None:
 
 def build_server(rt: Runtime, data_dir: Path | None) -> MCPServer:
     """The MCPServer with its four tools, bound to this runtime's store."""
-    server = MCPServer(
-        "persona-desktop", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
-    )
+    server = MCPServer("persona-desktop", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def policy() -> mcp_memory.McpPolicy:
         try:
