@@ -76,6 +76,11 @@ class ChatModel(Protocol):
         ...
 
 
+class LocalModel(LLM, ChatModel, Protocol):
+    """The owner's local model with both sides: JSON answers (the sleep cycle, reviews'
+    structure) and chat (the assistant, turn reviews). One client serves both."""
+
+
 class SourceRepository(Protocol):
     def upsert(self, source: SourceInfo) -> int: ...
     def find(self, key: str) -> tuple[int, SourceInfo] | None:
