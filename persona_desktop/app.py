@@ -42,7 +42,7 @@ from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
 from persona_desktop.error_boundary import open_log
 from persona_desktop.errors import PersonaError
-from persona_desktop.ports import LLM, UnitOfWorkFactory
+from persona_desktop.ports import LLM, LocalModel, UnitOfWorkFactory
 from persona_desktop.private_files import ensure_private_dir
 from persona_desktop.services.media import MediaReader
 from persona_desktop.ui.capture_control import CaptureController
@@ -70,7 +70,7 @@ def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
 def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
     s = settings or rt.settings
 
-    def llm() -> LLM:
+    def llm() -> LocalModel:
         return llm_from(s)
 
     return UiContext(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import shlex
@@ -18,6 +19,7 @@ from persona_desktop.errors import PersonaError
 
 if TYPE_CHECKING:
     from persona_desktop.adapters.chat import ChatExport
+    from persona_desktop.bootstrap import Runtime
     from persona_desktop.services.ingest import ChatImportReport
 
 Handler = Callable[[argparse.Namespace], int]
@@ -42,7 +44,7 @@ def _data_dir(args: argparse.Namespace) -> Path | None:
     return Path(given).expanduser()
 
 
-def _runtime(args: argparse.Namespace, encrypted: bool | None = None):  # type: ignore[no-untyped-def]
+def _runtime(args: argparse.Namespace, encrypted: bool | None = None) -> Runtime:
     from persona_desktop.adapters.keys.terminal import terminal_prompt
     from persona_desktop.bootstrap import open_runtime
 
@@ -1350,8 +1352,9 @@ def _data_dir_or_none(args: argparse.Namespace) -> Path | None:
 def _tolerant_output() -> None:
     """Text that cannot be encoded (a lone surrogate in an old store) is escaped, never a crash."""
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, ValueError, OSError):
-            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        with contextlib.suppress(ValueError, OSError):
+            if isinstance(stream, io.TextIOWrapper):  # a replaced stream may not be one
+                stream.reconfigure(errors="backslashreplace")
 
 
 def start_app(args: argparse.Namespace) -> int:

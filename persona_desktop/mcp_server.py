@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,9 @@ def check_enabled(settings: Settings) -> None:
         raise PersonaError(ENABLE_HINT)
 
 
-def build_server(rt: Runtime, data_dir: Path | None) -> Any:
+def build_server(rt: Runtime, data_dir: Path | None) -> MCPServer:
     """The MCPServer with its four tools, bound to this runtime's store."""
-    server: Any = MCPServer(
-        "persona-desktop", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
-    )
+    server = MCPServer("persona-desktop", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     def policy() -> mcp_memory.McpPolicy:
         try:
@@ -53,9 +52,9 @@ def build_server(rt: Runtime, data_dir: Path | None) -> Any:
             raise ToolError(str(exc)) from None
         return mcp_memory.McpPolicy.from_settings(settings)
 
-    def guarded(call: Any) -> dict[str, Any]:
+    def guarded(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
-            result: dict[str, Any] = call()
+            result = call()
         except PersonaError as exc:  # the caller's mistake or a refusal: one line back, no traceback
             raise ToolError(str(exc)) from None
         return result

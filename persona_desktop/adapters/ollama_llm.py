@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -167,7 +167,8 @@ class OllamaLLM:
             return str(response.json()["version"])
 
     def close(self) -> None:
-        self._client.close()  # type: ignore[no-untyped-call]
+        close: Callable[[], None] = self._client.close  # unannotated in the ollama package
+        close()
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

@@ -21,7 +21,7 @@ from persona_desktop.adapters.store.database import is_read_only
 from persona_desktop.adapters.store.open_store import OpenedStore, open_store
 from persona_desktop.adapters.store.unit_of_work import SqlUnitOfWorkFactory, utc_now
 from persona_desktop.config import SETTINGS_FILE, Settings
-from persona_desktop.ports import LLM, Embedder, MediaFiles, PassphrasePrompt
+from persona_desktop.ports import Embedder, LocalModel, MediaFiles, PassphrasePrompt
 from persona_desktop.private_files import ensure_private_dir
 
 APP_NAME = "persona-desktop"
@@ -58,7 +58,7 @@ class Runtime:
         """Kept crops and clips: sealed with the store's media key when the store is encrypted."""
         return self.store.media
 
-    def llm(self) -> LLM:
+    def llm(self) -> LocalModel:
         return llm_from(self.settings)
 
     def embedder(self) -> Embedder:
@@ -81,14 +81,14 @@ class Runtime:
         return is_read_only(self.engine)
 
 
-def make_llm(host: str, model: str, timeout_s: float) -> LLM:
+def make_llm(host: str, model: str, timeout_s: float) -> LocalModel:
     """The one place an `OllamaLLM` is built (imported here, so the CLI starts without httpx)."""
     from persona_desktop.adapters.ollama_llm import OllamaLLM
 
     return OllamaLLM(host=host, model=model, timeout_s=timeout_s)
 
 
-def llm_from(settings: Settings) -> LLM:
+def llm_from(settings: Settings) -> LocalModel:
     """The owner's Ollama host and model, as `ollama.*` says."""
     return make_llm(
         settings.ollama_host(),

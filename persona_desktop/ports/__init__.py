@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from persona_desktop.domain.model import (
@@ -73,6 +74,11 @@ class ChatModel(Protocol):
     ) -> dict[str, Any]:
         """One turn offering `tools`: {"content": str, "tool_calls": [{"name", "arguments"}]}."""
         ...
+
+
+class LocalModel(LLM, ChatModel, Protocol):
+    """The owner's local model with both sides: JSON answers (the sleep cycle, reviews'
+    structure) and chat (the assistant, turn reviews). One client serves both."""
 
 
 class SourceRepository(Protocol):
@@ -444,24 +450,42 @@ class StorageRepository(Protocol):
 
 
 class UnitOfWork(Protocol):
-    """One transaction: committed by `commit()`, rolled back otherwise on exit."""
+    """One transaction: committed by `commit()`, rolled back otherwise on exit.
 
-    sources: SourceRepository
-    fragments: FragmentRepository
-    candidates: CandidateRepository
-    facts: FactRepository
-    observations: ObservationRepository
-    runs: RunRepository
-    leases: LeaseRepository
-    kv: KeyValueRepository
-    journal: Journal
-    skills: SkillRepository
-    search: SearchIndex
-    embeddings: EmbeddingStore
-    storage: StorageRepository
+    The repositories are read-only properties, so an adapter's own repository classes match.
+    """
+
+    @property
+    def sources(self) -> SourceRepository: ...
+    @property
+    def fragments(self) -> FragmentRepository: ...
+    @property
+    def candidates(self) -> CandidateRepository: ...
+    @property
+    def facts(self) -> FactRepository: ...
+    @property
+    def observations(self) -> ObservationRepository: ...
+    @property
+    def runs(self) -> RunRepository: ...
+    @property
+    def leases(self) -> LeaseRepository: ...
+    @property
+    def kv(self) -> KeyValueRepository: ...
+    @property
+    def journal(self) -> Journal: ...
+    @property
+    def skills(self) -> SkillRepository: ...
+    @property
+    def search(self) -> SearchIndex: ...
+    @property
+    def embeddings(self) -> EmbeddingStore: ...
+    @property
+    def storage(self) -> StorageRepository: ...
 
     def __enter__(self) -> UnitOfWork: ...
-    def __exit__(self, *exc: object) -> None: ...
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
     def commit(self) -> None: ...
 
 

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 
 import numpy as np
-from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QIODevice, QMetaObject, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtMultimedia import QAudioDevice, QAudioFormat, QAudioSource, QMediaDevices, QtAudio
 
 from persona_desktop.capture.speech import SAMPLE_RATE, to_mono_16k
@@ -79,7 +79,7 @@ class _Reader(QObject):
         self._device = device
         self._native = native
         self._source: QAudioSource | None = None
-        self._io = None
+        self._io: QIODevice | None = None
         self._format = QAudioFormat()
         self._closed = False
         self._health = QTimer(self)

@@ -74,7 +74,7 @@ def run_review(ctx: UiContext, job: ReviewJob, cancelled: Callable[[], bool]) ->
     """The turn review of a snapshot of the conversation; on the worker thread."""
     prompt = system_prompt(ctx.uow, job.include_observations)
     snapshot = make_snapshot(job.conversation_id, prompt, job.messages)
-    review = TurnReview(ctx.uow, ctx.llm(), ctx.clock, job.config, job.sleep)  # type: ignore[arg-type]
+    review = TurnReview(ctx.uow, ctx.llm(), ctx.clock, job.config, job.sleep)
     return review.run(snapshot, job.kind, cancelled)
 
 
@@ -136,7 +136,7 @@ class ChatWindow(QWidget):
     def _new_session(self) -> ChatSession:
         return ChatSession(
             self.ctx.uow,
-            self.ctx.llm,  # type: ignore[arg-type]
+            self.ctx.llm,
             self.ctx.clock,
             include_observations=bool(self.ctx.settings.get("chat.include_observations")),
             recall=RecallConfig.from_settings(self.ctx.settings),
@@ -151,7 +151,7 @@ class ChatWindow(QWidget):
         self.work.run(
             lambda: resume_latest(
                 ctx.uow,
-                ctx.llm,  # type: ignore[arg-type]
+                ctx.llm,
                 ctx.clock,
                 include_observations=include,
                 recall=recall,

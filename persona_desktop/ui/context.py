@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from persona_desktop.config import Settings
-from persona_desktop.ports import LLM, Clock, Embedder, UnitOfWorkFactory
+from persona_desktop.ports import LLM, Clock, Embedder, LocalModel, UnitOfWorkFactory
 from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.memory_events import MemoryEvents
@@ -36,7 +36,7 @@ class UiContext:
     settings: Settings
     uow: UnitOfWorkFactory
     clock: Clock
-    llm: Callable[[], LLM]
+    llm: Callable[[], LocalModel]
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
     diagnoser: Diagnoser | None = None

@@ -9,6 +9,7 @@ so it stays readable at the 22-24 px a panel gives a tray icon).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 
 from PySide6.QtCore import QPointF, QRectF, Qt
@@ -121,12 +122,12 @@ def _draw(p: QPainter, state: TrayState, s: float, badge: int) -> None:
         _draw_count(p, s, badge, box, r * (1.45 if badge < 10 else 1.1))
 
 
-def _pixmap(size: int, paint: object) -> QPixmap:
+def _pixmap(size: int, paint: Callable[[QPainter], object]) -> QPixmap:
     pm = QPixmap(size, size)
     pm.fill(Qt.GlobalColor.transparent)
     p = QPainter(pm)
     try:
-        paint(p)  # type: ignore[operator]
+        paint(p)
     finally:
         p.end()
     return pm
@@ -147,9 +148,11 @@ _APP_ICON: list[QIcon] = []
 
 
 def app_pixmap(size: int = 64) -> QPixmap:
-    return _pixmap(
-        size, lambda p: (p.setRenderHint(QPainter.RenderHint.Antialiasing), _draw_mark(p, float(size)))
-    )
+    def paint(p: QPainter) -> None:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        _draw_mark(p, float(size))
+
+    return _pixmap(size, paint)
 
 
 def app_icon() -> QIcon:

@@ -273,7 +273,7 @@ class ReviewWindow(QMainWindow):
         return b
 
     def _add_actions(self) -> None:
-        def act(keys: list[QKeySequence | str], slot: Callable[[], None]) -> None:
+        def act(keys: list[QKeySequence | QKeySequence.StandardKey | str], slot: Callable[[], None]) -> None:
             a = QAction(self)
             a.setShortcuts([QKeySequence(k) for k in keys])
             a.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
@@ -283,9 +283,9 @@ class ReviewWindow(QMainWindow):
         act(["A"], self.approve_selected)
         act(["E", "F2"], self.edit_and_approve)
         act(["R", "Delete"], self.reject_selected)
-        act([QKeySequence.StandardKey.Undo], self.undo)  # type: ignore[list-item]
+        act([QKeySequence.StandardKey.Undo], self.undo)
         act(["V"], self.revert_selected)
-        act([QKeySequence.StandardKey.Refresh], self.reload)  # type: ignore[list-item]
+        act([QKeySequence.StandardKey.Refresh], self.reload)
 
     def _waiting_empty_text(self) -> str:
         s = self._ctx.settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QWheelEvent
@@ -22,8 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+if TYPE_CHECKING:  # a mixin for widgets: typed as one, a plain class at run time
+    _WidgetMixin = QWidget
+else:
+    _WidgetMixin = object
 
-class _WheelOnlyWhenFocused:
+
+class _WheelOnlyWhenFocused(_WidgetMixin):
     """A number, time or choice field that ignores the wheel unless the owner clicked into it.
 
     Otherwise scrolling the settings page edits whatever passes under the pointer
@@ -31,8 +37,8 @@ class _WheelOnlyWhenFocused:
     The ignored event goes on to the scroll area, which scrolls."""
 
     def wheelEvent(self, event: QWheelEvent) -> None:
-        if self.hasFocus():  # type: ignore[attr-defined]
-            super().wheelEvent(event)  # type: ignore[misc]
+        if self.hasFocus():
+            super().wheelEvent(event)
         else:
             event.ignore()
 
@@ -188,8 +194,8 @@ class NamedChoice(ComboBox):
         self.setEditable(True)
         self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self._empty = empty_label
-        if empty_label:
-            self.lineEdit().setPlaceholderText(empty_label)
+        if empty_label and (line := self.lineEdit()) is not None:
+            line.setPlaceholderText(empty_label)
         self.currentTextChanged.connect(lambda _t: self.changed.emit())
 
     def load_choices_on_open(self, loader: Callable[[], Sequence[str]]) -> None:

@@ -16,11 +16,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from persona_desktop.adapters.chat.text_encoding import TextEncoding, Utf8View
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.input_files import CHUNK, open_regular_file, size_text
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead, WriteableBuffer
 
 MAX_FILE_BYTES = 4 * 1024**3
 
@@ -31,7 +34,7 @@ _ZIP_MEMBERS = ("conversations.json", "result.json", "_chat.txt")
 class BoundedReader(io.RawIOBase):
     """Reads at most `limit` bytes; read errors become one-line import errors."""
 
-    def __init__(self, inner: BinaryIO, label: str, limit: int | None = None) -> None:
+    def __init__(self, inner: SupportsRead[bytes], label: str, limit: int | None = None) -> None:
         self._inner = inner
         self._label = label
         self._limit = MAX_FILE_BYTES if limit is None else limit
@@ -40,9 +43,10 @@ class BoundedReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
     def read(self, size: int = -1) -> bytes:
@@ -110,7 +114,7 @@ class ChatFile:
                 except (KeyError, RuntimeError, NotImplementedError, zipfile.BadZipFile) as exc:
                     raise ImportFormatError(f"{self.label}: cannot open inside the zip: {exc}") from None
                 with member:
-                    yield Utf8View(BoundedReader(member, self.label), self.label)  # type: ignore[arg-type]
+                    yield Utf8View(BoundedReader(member, self.label), self.label)
         finally:
             raw.close()
 

@@ -84,7 +84,9 @@ class StringTracker:
                 else:
                     self._inside, pos = True, quote + 1
             else:
-                pos = _IN_STRING.match(chunk, pos, limit).end()  # type: ignore[union-attr]  # always matches
+                inside = _IN_STRING.match(chunk, pos, limit)
+                assert inside is not None  # the pattern matches the empty string too
+                pos = inside.end()
                 if pos < limit:  # a closing quote, or a backslash whose escaped byte is past the limit
                     if chunk[pos : pos + 1] == b'"':
                         self._inside = False

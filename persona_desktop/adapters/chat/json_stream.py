@@ -22,8 +22,8 @@ from typing import Any
 import ijson
 
 from persona_desktop.adapters.chat import json_numbers
-from persona_desktop.adapters.chat.files import CHUNK
 from persona_desktop.errors import ImportFormatError
+from persona_desktop.input_files import CHUNK
 
 MAX_DEPTH = 64
 MAX_VALUE_CHARS = 64 * 1024 * 1024

@@ -19,10 +19,13 @@ from __future__ import annotations
 import codecs
 import io
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from persona_desktop.errors import ImportFormatError
 from persona_desktop.input_files import CHUNK
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 
 class Reads(Protocol):
@@ -99,11 +102,12 @@ class Utf8View(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer)
         while self._pos >= len(self._out) and not self._eof:
             self._out, self._pos = self._next_chunk(), 0
-        n = min(len(buffer), len(self._out) - self._pos)
-        buffer[:n] = self._out[self._pos : self._pos + n]
+        n = min(len(view), len(self._out) - self._pos)
+        view[:n] = self._out[self._pos : self._pos + n]
         self._pos += n
         return n
 

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from persona_desktop.adapters.store.deleted_text import FRAGMENT_INDEXES, DeletedText
-from persona_desktop.adapters.store.tables import evidence, fragments, sources
+from persona_desktop.adapters.store.tables import evidence, fragments, inserted_id, sources
 from persona_desktop.domain.message_versions import VERSION_MARK
 from persona_desktop.domain.model import Author, Fragment, FragmentHead, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.domain.search_fold import index_text
@@ -51,7 +51,7 @@ class SqlSources:
                 created_at=self._now,
             )
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def find(self, key: str) -> tuple[int, SourceInfo] | None:
         row = self._conn.execute(sa.select(sources).where(sources.c.key == key)).first()

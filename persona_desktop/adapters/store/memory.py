@@ -10,7 +10,14 @@ import sqlalchemy as sa
 
 from persona_desktop.adapters.store.content import row_to_fragment
 from persona_desktop.adapters.store.deleted_text import FACT_INDEXES, DeletedText
-from persona_desktop.adapters.store.tables import candidates, evidence, facts, fragments, observations
+from persona_desktop.adapters.store.tables import (
+    candidates,
+    evidence,
+    facts,
+    fragments,
+    inserted_id,
+    observations,
+)
 from persona_desktop.domain.model import (
     OUTSIDE,
     Candidate,
@@ -142,7 +149,7 @@ class SqlCandidates:
                 "scored": False,
             },
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def get(self, candidate_id: int) -> Candidate | None:
         row = self._conn.execute(_GET, {"id": candidate_id}).first()
@@ -307,7 +314,7 @@ class SqlFacts:
                 "created_at": self._now,
             },
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def get(self, fact_id: int) -> Fact | None:
         row = self._conn.execute(_GET_FACT, {"id": fact_id}).first()
@@ -360,7 +367,7 @@ class SqlObservations:
         result = self._conn.execute(
             observations.insert().values(run_id=run_id, text=text, themes=themes, created_at=at)
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def all(self) -> list[Observation]:
         rows = self._conn.execute(sa.select(observations).order_by(observations.c.id.desc()))

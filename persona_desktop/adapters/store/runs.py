@@ -15,6 +15,7 @@ import sqlcipher3.dbapi2 as sqlcipher
 from persona_desktop.adapters.store.journal_chain import GENESIS, TRIGGERS, entry_hash, same_sql
 from persona_desktop.adapters.store.tables import (
     extracted_documents,
+    inserted_id,
     key_values,
     leases,
     revisions,
@@ -58,7 +59,7 @@ class SqlRuns:
                 idempotency_key=key, status=RunStatus.RUNNING.value, holder=holder, started_at=at, counters={}
             )
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def get(self, run_id: int) -> SleepRun | None:
         row = self._conn.execute(sa.select(sleep_runs).where(sleep_runs.c.id == run_id)).first()

@@ -21,7 +21,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.tables import UTCDateTime, fact_embeddings, facts, utc_text
+from persona_desktop.adapters.store.tables import fact_embeddings, facts, parse_utc_text, utc_text
 from persona_desktop.domain.model import FactStatus, Kind
 from persona_desktop.domain.search_fold import fold, original_spans
 from persona_desktop.domain.search_query import SearchQuery, Term
@@ -30,7 +30,6 @@ from persona_desktop.ports import MARK_END, MARK_START, SearchHit
 _APPLIED = FactStatus.APPLIED.value
 TOKENIZE = "porter unicode61 remove_diacritics 2"  # as migration 0003 made the indexes
 RANK_WINDOW = 2000  # fragment matches ranked per query, newest first (see `SqlSearch.fragments`)
-_TIME = UTCDateTime()
 
 
 def _quoted(token: str) -> str:
@@ -48,9 +47,8 @@ def fts_expression(query: SearchQuery, any_term: bool = False) -> str:
 
 
 def _time(value: Any) -> datetime:
-    parsed = _TIME.process_result_value(value, None)  # type: ignore[arg-type]
-    assert parsed is not None
-    return parsed
+    assert value is not None
+    return parse_utc_text(value)
 
 
 def _marked_original(text: str, marked_folded: str) -> str | None:

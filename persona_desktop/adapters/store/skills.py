@@ -7,7 +7,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from persona_desktop.adapters.store.tables import UTCDateTime, metadata
+from persona_desktop.adapters.store.tables import UTCDateTime, inserted_id, metadata
 from persona_desktop.ports import Skill
 
 skills = sa.Table(
@@ -55,7 +55,7 @@ class SqlSkills:
         result = self._conn.execute(
             skills.insert().values(name=name, content=content, status="active", created_at=at, updated_at=at)
         )
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def update(self, skill_id: int, content: str, status: str, at: datetime) -> None:
         self._conn.execute(

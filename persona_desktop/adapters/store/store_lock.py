@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -21,10 +22,10 @@ LOCK_FILE = "store.lock"
 
 log = logging.getLogger(__name__)
 
-try:
+if sys.platform == "win32":  # no flock; a change of key then relies on the app's single instance
+    fcntl = None
+else:
     import fcntl
-except ImportError:  # Windows: no flock; a change of key then relies on the app's single instance
-    fcntl = None  # type: ignore[assignment]
 
 
 class StoreInUseError(PersonaError):

@@ -241,3 +241,10 @@ fact_embeddings = sa.Table(
     sa.Column("vector", sa.LargeBinary, nullable=False),
     sa.Column("created_at", UTCDateTime, nullable=False),
 )
+
+
+def inserted_id(result: sa.CursorResult[Any]) -> int:
+    """The primary key a single-row INSERT assigned (SQLAlchemy types it as optional)."""
+    key = result.inserted_primary_key
+    assert key is not None, "not a single-row INSERT"
+    return int(key[0])

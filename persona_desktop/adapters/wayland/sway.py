@@ -96,9 +96,10 @@ def rect_box(rect: object) -> Box | None:
     if not isinstance(rect, Mapping):
         return None
     vals = [rect.get(k) for k in ("x", "y", "width", "height")]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_COORD for v in vals):
+    ints = [v for v in vals if isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_COORD]
+    if len(ints) != len(vals):
         return None
-    x, y, w, h = (int(v) for v in vals)  # type: ignore[arg-type]
+    x, y, w, h = ints
     if w <= 0 or h <= 0:
         return None
     return (x, y, x + w, y + h)
