@@ -504,7 +504,8 @@ class Settings:
             if setting is None:
                 raise unknown_setting(key)
             self._values[key] = _parse(setting, value)
-        self._typed: SettingValues | None = None
+        self._version = 0  # bumped after every accepted change
+        self._typed: tuple[int, SettingValues] | None = None
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -530,9 +531,13 @@ class Settings:
     @property
     def values(self) -> SettingValues:
         """Every setting, typed (`settings.values.sleep.quiet_minutes`): what code reads."""
-        if self._typed is None:
-            self._typed = build_values(self.get)
-        return self._typed
+        version, typed = self._version, self._typed
+        if typed is None or typed[0] != version:
+            # A capture thread may read while the GUI thread sets: a snapshot built across a
+            # change is stamped with the version before it, so the next read builds anew.
+            typed = (version, build_values(self.get))
+            self._typed = typed
+        return typed[1]
 
     def get(self, key: str) -> Any:
         """By key string: only for the generic paths (`config get`, the Settings window)."""
@@ -552,7 +557,7 @@ class Settings:
             if sum(trial.values()) <= 0:
                 raise ConfigError(f"{key}: the six weights must not all be 0")
         self._values[key] = parsed
-        self._typed = None
+        self._version += 1
         return parsed
 
     def validate(self, key: str, value: Any) -> SettingValue:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from persona_desktop import config
 from persona_desktop.config import SETTINGS, Setting, Settings
 from persona_desktop.errors import ConfigError
 from persona_desktop.setting_values import SettingValues, Strings, leaf_types
@@ -190,3 +192,21 @@ def test_the_snapshot_follows_every_accepted_change_and_ignores_a_refused_one() 
     assert settings.values.sleep.quiet_minutes == 5
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.values.sleep.quiet_minutes = 1  # type: ignore[misc]
+
+
+def test_a_change_made_while_a_snapshot_is_built_is_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A capture thread builds the snapshot while the GUI thread sets a value: the next read sees it."""
+    settings = Settings(None)
+    real = config.build_values
+    interleaved: list[bool] = []
+
+    def build_while_the_owner_changes_a_setting(read: Callable[[str], object]) -> SettingValues:
+        values = real(read)  # read before the change ...
+        if not interleaved:
+            interleaved.append(True)
+            settings.set("sleep.quiet_minutes", 5)  # ... which lands before the snapshot is kept
+        return values
+
+    monkeypatch.setattr(config, "build_values", build_while_the_owner_changes_a_setting)
+    assert settings.values.sleep.quiet_minutes == 60
+    assert settings.values.sleep.quiet_minutes == 5
