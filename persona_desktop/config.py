@@ -539,7 +539,7 @@ class Settings:
             self._typed = typed
         return typed[1]
 
-    def get(self, key: str) -> Any:
+    def get(self, key: str) -> SettingValue:
         """By key string: only for the generic paths (`config get`, the Settings window)."""
         setting = SETTINGS.get(key)
         if setting is None:

@@ -11,7 +11,12 @@ import pytest
 
 from persona_desktop import config
 from persona_desktop.config import SETTINGS, Setting, Settings
+from persona_desktop.domain.scoring import DEFAULT_WEIGHTS
 from persona_desktop.errors import ConfigError
+from persona_desktop.service_configs import recall_config, review_config, sleep_config
+from persona_desktop.services.recall import RecallConfig
+from persona_desktop.services.review_setup import ReviewConfig
+from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.setting_values import SettingValues, Strings, leaf_types
 
 KINDS: dict[type, object] = {bool: bool, int: int, float: float, str: str, list: Strings}
@@ -210,3 +215,13 @@ def test_a_change_made_while_a_snapshot_is_built_is_never_lost(monkeypatch: pyte
     monkeypatch.setattr(config, "build_values", build_while_the_owner_changes_a_setting)
     assert settings.values.sleep.quiet_minutes == 60
     assert settings.values.sleep.quiet_minutes == 5
+
+
+def test_service_config_defaults_match_the_registry() -> None:
+    """The services keep their own defaults (tests build them bare): they must be the owner's."""
+    values = Settings(None).values
+    assert sleep_config(values) == SleepConfig(weights=dict(DEFAULT_WEIGHTS))
+    assert recall_config(values) == RecallConfig()
+    built = review_config(values)
+    assert built == dataclasses.replace(ReviewConfig(), prompt_paths=built.prompt_paths)
+    assert built.prompt_paths == {"memory": "", "skill": "", "combined": ""}
