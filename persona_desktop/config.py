@@ -2,6 +2,9 @@
 
 Every key has a type, a default and a check; `set` refuses a bad value with a
 message naming the key and what is allowed, and never writes a half-valid file.
+`SETTINGS` is the one registry. Code reads the typed snapshot `Settings.values`
+(setting_values.py: `settings.values.sleep.quiet_minutes` is an int); `get(key)` by
+string serves only the generic paths, `config get/set/list` and the Settings window.
 """
 
 from __future__ import annotations
