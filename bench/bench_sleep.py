@@ -42,8 +42,9 @@ from persona_desktop.adapters.store.tables import utc_text
 from persona_desktop.bootstrap import Runtime, open_runtime
 from persona_desktop.domain.model import Author, Kind, NewFragment, SourceInfo, Trust
 from persona_desktop.domain.text import statement_key
+from persona_desktop.service_configs import sleep_config
 from persona_desktop.services.journal_integrity import verify_journal
-from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
+from persona_desktop.services.sleep_cycle import SleepCycle, drain
 from tests.ollama_server import OllamaServer, document_lines, reply, schema_keys
 
 SMALL = 50_000
@@ -188,7 +189,7 @@ def one_run(
 ) -> tuple[float, TimedLLM, dict[str, Any]]:
     server.default = (lambda body: reply(responder(body), delay=call_delay)) if call_delay else responder
     llm = TimedLLM(OllamaLLM(server.url, "llama3.1:8b", timeout_s=60))
-    cycle = SleepCycle(rt.uow, lambda: llm, SleepConfig.from_settings(rt.settings), rt.clock)
+    cycle = SleepCycle(rt.uow, lambda: llm, sleep_config(rt.settings.values), rt.clock)
     start = time.perf_counter()
     outcome = drain(cycle.run())
     wall = time.perf_counter() - start

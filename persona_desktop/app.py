@@ -62,7 +62,7 @@ MEDIA_DIRS = ("clips", "screens")  # kept speech clips and screen crops, under t
 
 def _llm_for(settings: Settings) -> Callable[[str, str], LLM]:
     def make(host: str, model: str) -> LLM:
-        return make_llm(host, model, min(15.0, float(settings.get("ollama.timeout_seconds"))))
+        return make_llm(host, model, min(15.0, settings.values.ollama.timeout_seconds))
 
     return make
 
@@ -172,7 +172,7 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
         transcriber = transcriber_from_settings(s)
         transcribers.append(transcriber)
         session = speech_sessions(rt, transcriber)
-        recorder = SpeechRecorder(session, str(s.get("capture.microphone")))
+        recorder = SpeechRecorder(session, s.values.capture.microphone)
         recorder.failed.connect(lambda msg: messages.message.emit(f"Speech capture: {msg}"))
         recorder.failed.connect(lambda _msg: messages.stopped.emit("speech"))  # the recorder is off now
         return recorder
@@ -378,7 +378,7 @@ def run_app(data_dir: Path | None, qt_args: list[str]) -> int:
     else:
         window = MainWindow(shell)
         window.show()
-    if not ctx.settings.get("app.first_run_done"):
+    if not ctx.settings.values.app.first_run_done:
         shell.open_first_run()
     shell.start()
     watch = storage_watch(shell, trim=not rt.read_only)
@@ -499,9 +499,7 @@ def _self_test_cycle(shell: Shell, ctx: UiContext, out: Callable[[str], None]) -
     shell.scheduler.failed.connect(failed.append)
     shell.scheduler.run_now()
     timeout_ms = int(
-        1000
-        * float(ctx.settings.get("ollama.timeout_seconds"))
-        * (int(ctx.settings.get("sleep.max_documents")) + 2)
+        1000 * ctx.settings.values.ollama.timeout_seconds * (ctx.settings.values.sleep.max_documents + 2)
     )
     _wait(shell.scheduler.finished, shell.scheduler.failed, timeout_ms=timeout_ms)
     worker = shell.scheduler.worker

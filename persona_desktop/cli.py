@@ -189,7 +189,8 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
         ) from None
     rt = _runtime(args)
     transcriber = transcriber_from_settings(rt.settings, idle_unload_s=0)
-    keep = bool(rt.settings.get("capture.keep_audio"))
+    capture = rt.settings.values.capture
+    keep = capture.keep_audio
     report: list[dict[str, Any]] = []
     try:
         for name in args.files:
@@ -223,9 +224,7 @@ def cmd_ingest_audio(args: argparse.Namespace) -> int:
                     f"{path}: {len(fragments)} segment(s), {result.added} new, {result.skipped} already known"
                 )
         if keep:
-            purge_expired_clips(
-                rt.data_dir, rt.clock.now(), int(rt.settings.get("capture.audio_retention_days"))
-            )
+            purge_expired_clips(rt.data_dir, rt.clock.now(), capture.audio_retention_days)
     finally:
         transcriber.close()
         rt.close()
@@ -380,7 +379,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the memory over MCP on stdin/stdout (off until `mcp.enabled`)."""
     from persona_desktop.bootstrap import load_settings
 
-    if not load_settings(_data_dir(args)).get("mcp.enabled"):  # before importing the SDK: a quick no
+    if not load_settings(_data_dir(args)).values.mcp.enabled:  # before importing the SDK: a quick no
         raise PersonaError(
             "the MCP server is off; turn it on with `persona-desktop config set mcp.enabled true`"
         )
@@ -393,12 +392,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_sleep_run(args: argparse.Namespace) -> int:
-    from persona_desktop.services.sleep_cycle import SleepConfig, SleepCycle, drain
+    from persona_desktop.service_configs import sleep_config
+    from persona_desktop.services.sleep_cycle import SleepCycle, drain
 
     rt = _runtime(args)
     diagnosis = None
     try:
-        cycle = SleepCycle(rt.uow, rt.llm, SleepConfig.from_settings(rt.settings), rt.clock)
+        cycle = SleepCycle(rt.uow, rt.llm, sleep_config(rt.settings.values), rt.clock)
 
         def show(p: Any) -> None:
             if not args.json:
@@ -430,7 +430,7 @@ def _diagnose_llm(settings: Any) -> Any:
     """After a failed run: what is wrong with the model host, if anything (None when it is ready)."""
     from persona_desktop.adapters.ollama_probe import check_ollama
 
-    found = check_ollama(settings.ollama_host(), str(settings.get("ollama.model")))
+    found = check_ollama(settings.ollama_host(), settings.values.ollama.model)
     return None if found.ready else found
 
 
@@ -694,7 +694,8 @@ def _export_after(rt: Any) -> None:
     from persona_desktop.services.markdown_export import export_if_enabled
 
     try:
-        result = export_if_enabled(rt.settings, rt.uow, rt.clock.now())
+        export = rt.settings.values.export
+        result = export_if_enabled(export.enabled, export.path, rt.uow, rt.clock.now())
     except PersonaError as exc:
         print(f"persona-desktop: warning: Markdown export failed: {exc}", file=sys.stderr)
         return
@@ -706,11 +707,11 @@ def _export_after(rt: Any) -> None:
 
 
 def _review_runner(rt: Any) -> Any:
-    from persona_desktop.services.sleep_cycle import SleepConfig
-    from persona_desktop.services.turn_review import ReviewConfig, TurnReview
+    from persona_desktop.service_configs import review_config, sleep_config
+    from persona_desktop.services.turn_review import TurnReview
 
-    cfg = ReviewConfig.from_settings(rt.settings)
-    return TurnReview(rt.uow, rt.llm(), rt.clock, cfg, SleepConfig.from_settings(rt.settings))
+    values = rt.settings.values
+    return TurnReview(rt.uow, rt.llm(), rt.clock, review_config(values), sleep_config(values))
 
 
 def _print_review(outcome: Any) -> None:
@@ -729,18 +730,19 @@ def cmd_chat(args: argparse.Namespace) -> int:
     import threading
     from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+    from persona_desktop.service_configs import recall_config, review_config
     from persona_desktop.services.chat import ChatSession, drain_turn
-    from persona_desktop.services.recall import RecallConfig
-    from persona_desktop.services.turn_review import ReviewConfig, TurnCounter, make_snapshot
+    from persona_desktop.services.turn_review import TurnCounter, make_snapshot
 
     rt = _runtime(args)
-    cfg = ReviewConfig.from_settings(rt.settings)
+    values = rt.settings.values
+    cfg = review_config(values)
     session = ChatSession(
         rt.uow,
         rt.llm,
         rt.clock,
-        include_observations=bool(rt.settings.get("chat.include_observations")),
-        recall=RecallConfig.from_settings(rt.settings),
+        include_observations=values.chat.include_observations,
+        recall=recall_config(values),
         embedder=rt.embedder,
     )
     counter = TurnCounter(cfg)
@@ -861,16 +863,17 @@ def cmd_skills(args: argparse.Namespace) -> int:
 
 
 def cmd_review_run(args: argparse.Namespace) -> int:
+    from persona_desktop.service_configs import review_config
     from persona_desktop.services.chat import assistant_conversation, load_messages, system_prompt
-    from persona_desktop.services.turn_review import ReviewConfig, ReviewKind, default_kind, make_snapshot
+    from persona_desktop.services.turn_review import ReviewKind, default_kind, make_snapshot
 
     source = _int_id(args.source, "source") if args.source is not None else None
     rt = _runtime(args)
     try:
-        cfg = ReviewConfig.from_settings(rt.settings)
+        cfg = review_config(rt.settings.values)
         conv_id, source_id = assistant_conversation(rt.uow, source)
         messages = load_messages(rt.uow, source_id)
-        prompt = system_prompt(rt.uow, bool(rt.settings.get("chat.include_observations")))
+        prompt = system_prompt(rt.uow, rt.settings.values.chat.include_observations)
         kind = ReviewKind(args.kind) if args.kind else default_kind(cfg)
         outcome = _review_runner(rt).run(make_snapshot(conv_id, prompt, messages), kind)
         if outcome.applied:
@@ -893,9 +896,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
         with rt.uow.read() as uow:
             items = uow.sources.all()
         usage = (
-            []
-            if args.json
-            else measure(rt.uow, rt.data_dir, int(rt.settings.get("storage.max_mb")), True).lines()
+            [] if args.json else measure(rt.uow, rt.data_dir, rt.settings.values.storage.max_mb, True).lines()
         )
     finally:
         rt.close()
@@ -1030,10 +1031,10 @@ def cmd_config(args: argparse.Namespace) -> int:
 
         data_dir = _data_dir(args)
         sync_autostart(
-            bool(settings.get(args.key)), ["--data-dir", str(data_dir.resolve())] if data_dir else []
+            settings.values.app.start_at_login, ["--data-dir", str(data_dir.resolve())] if data_dir else []
         )
     if args.key == "storage.encrypted":
-        _apply_encryption_setting(args, bool(settings.get(args.key)))
+        _apply_encryption_setting(args, settings.values.storage.encrypted)
     settings.save()
     print(f"{args.key} = {settings.format(args.key)}")
     return 0
@@ -1064,7 +1065,7 @@ def cmd_storage(args: argparse.Namespace) -> int:
 
     rt = _runtime(args)
     try:
-        budget = int(rt.settings.get("storage.max_mb"))
+        budget = rt.settings.values.storage.max_mb
         if args.action in ("passphrase", "keyring"):
             return _change_key(rt, to_keyring=args.action == "keyring")
         if args.action == "trim":

@@ -2,6 +2,9 @@
 
 Every key has a type, a default and a check; `set` refuses a bad value with a
 message naming the key and what is allowed, and never writes a half-valid file.
+`SETTINGS` is the one registry. Code reads the typed snapshot `Settings.values`
+(setting_values.py: `settings.values.sleep.quiet_minutes` is an int); `get(key)` by
+string serves only the generic paths, `config get/set/list` and the Settings window.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ from typing import Any
 from persona_desktop.domain.scoring import DEFAULT_WEIGHTS, SIGNALS, normalize_weights
 from persona_desktop.errors import ConfigError
 from persona_desktop.private_files import ensure_private_dir
+from persona_desktop.setting_values import SettingValues, build_values
 
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 SETTINGS_FILE = "settings.json"
+
+SettingValue = bool | int | float | str | list[str]
+"""What the string-keyed path holds; typed code reads `Settings.values` instead."""
 
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 
@@ -32,7 +39,7 @@ _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 class Setting:
     key: str
     kind: type
-    default: Any
+    default: SettingValue
     help: str
     minimum: float | None = None
     maximum: float | None = None
@@ -65,7 +72,7 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _s(key: str, kind: type, default: Any, help: str, **kw: Any) -> Setting:
+def _s(key: str, kind: type, default: SettingValue, help: str, **kw: Any) -> Setting:
     return Setting(key, kind, default, help, **kw)
 
 
@@ -420,7 +427,7 @@ SETTINGS: dict[str, Setting] = {
 }
 
 
-def _parse(setting: Setting, value: Any) -> Any:
+def _parse(setting: Setting, value: Any) -> SettingValue:
     key, kind = setting.key, setting.kind
     bad = ConfigError(f"{key}: {value!r} is not valid; allowed: {setting.allowed()}")
     if kind is bool:
@@ -492,8 +499,16 @@ class Settings:
     """The owner's settings: defaults overlaid with what the file holds."""
 
     def __init__(self, path: Path | None, values: dict[str, Any] | None = None) -> None:
+        """`values` are validated as `set` would: nothing unchecked is ever held."""
         self.path = path
-        self._values: dict[str, Any] = dict(values or {})
+        self._values: dict[str, SettingValue] = {}
+        for key, value in (values or {}).items():
+            setting = SETTINGS.get(key)
+            if setting is None:
+                raise unknown_setting(key)
+            self._values[key] = _parse(setting, value)
+        self._version = 0  # bumped after every accepted change
+        self._typed: tuple[int, SettingValues] | None = None
 
     @classmethod
     def load(cls, path: Path) -> Settings:
@@ -505,7 +520,7 @@ class Settings:
             raise ConfigError(f"settings file {path} cannot be read: {exc}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"settings file {path} must hold a JSON object")
-        values: dict[str, Any] = {}
+        values: dict[str, SettingValue] = {}
         for key, value in raw.items():
             setting = SETTINGS.get(key)
             if setting is None:
@@ -516,26 +531,39 @@ class Settings:
                 raise ConfigError(f"settings file {path}: {exc}") from None
         return cls(path, values)
 
-    def get(self, key: str) -> Any:
+    @property
+    def values(self) -> SettingValues:
+        """Every setting, typed (`settings.values.sleep.quiet_minutes`): what code reads."""
+        version, typed = self._version, self._typed
+        if typed is None or typed[0] != version:
+            # A capture thread may read while the GUI thread sets: a snapshot built across a
+            # change is stamped with the version before it, so the next read builds anew.
+            typed = (version, build_values(self.get))
+            self._typed = typed
+        return typed[1]
+
+    def get(self, key: str) -> SettingValue:
+        """By key string: only for the generic paths (`config get`, the Settings window)."""
         setting = SETTINGS.get(key)
         if setting is None:
             raise unknown_setting(key)
         return self._values.get(key, setting.default)
 
-    def set(self, key: str, value: Any) -> Any:
+    def set(self, key: str, value: Any) -> SettingValue:
         """Validate and store one value (in memory; `save()` writes the file)."""
         setting = SETTINGS.get(key)
         if setting is None:
             raise unknown_setting(key)
         parsed = _parse(setting, value)
-        if key.startswith("sleep.weights."):
+        if key.startswith("sleep.weights.") and isinstance(parsed, float):
             trial = self.weights_raw() | {key.removeprefix("sleep.weights."): parsed}
             if sum(trial.values()) <= 0:
                 raise ConfigError(f"{key}: the six weights must not all be 0")
         self._values[key] = parsed
+        self._version += 1
         return parsed
 
-    def validate(self, key: str, value: Any) -> Any:
+    def validate(self, key: str, value: Any) -> SettingValue:
         """Check a value without storing it (for as-you-type validation)."""
         setting = SETTINGS.get(key)
         if setting is None:
@@ -566,17 +594,17 @@ class Settings:
                 os.unlink(tmp)  # a full disk leaves no half-written temp file behind
             raise
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, SettingValue]:
         return {key: self.get(key) for key in SETTINGS}
 
     def weights_raw(self) -> dict[str, float]:
-        return {name: float(self.get(f"sleep.weights.{name}")) for name in SIGNALS}
+        return self.values.sleep.weights.as_dict()
 
     def weights(self) -> dict[str, float]:
         return normalize_weights(self.weights_raw())
 
     def ollama_host(self) -> str:
-        host = str(self.get("ollama.host")) or os.environ.get("OLLAMA_HOST", "") or DEFAULT_OLLAMA_HOST
+        host = self.values.ollama.host or os.environ.get("OLLAMA_HOST", "") or DEFAULT_OLLAMA_HOST
         return host if "://" in host else f"http://{host}"
 
     def format(self, key: str) -> str:

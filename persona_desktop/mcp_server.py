@@ -22,6 +22,7 @@ from persona_desktop import __version__
 from persona_desktop.bootstrap import Runtime, load_settings
 from persona_desktop.config import Settings
 from persona_desktop.errors import PersonaError
+from persona_desktop.service_configs import mcp_policy
 from persona_desktop.services import mcp_memory
 
 ENABLE_HINT = "the MCP server is off; turn it on with `persona-desktop config set mcp.enabled true`"
@@ -36,7 +37,7 @@ as instructions."""
 
 
 def check_enabled(settings: Settings) -> None:
-    if not settings.get("mcp.enabled"):
+    if not settings.values.mcp.enabled:
         raise PersonaError(ENABLE_HINT)
 
 
@@ -50,7 +51,7 @@ def build_server(rt: Runtime, data_dir: Path | None) -> MCPServer:
             check_enabled(settings)
         except PersonaError as exc:
             raise ToolError(str(exc)) from None
-        return mcp_memory.McpPolicy.from_settings(settings)
+        return mcp_policy(settings.values)
 
     def guarded(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:

@@ -10,9 +10,9 @@ from persona_desktop.adapters.ollama_llm import OllamaLLM
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Subject
 from persona_desktop.domain.text import statement_key
+from persona_desktop.service_configs import review_config, sleep_config
 from persona_desktop.services.chat import ChatSession, drain_turn
-from persona_desktop.services.sleep_cycle import SleepConfig
-from persona_desktop.services.turn_review import ReviewConfig, TurnReview
+from persona_desktop.services.turn_review import TurnReview
 from tests.ollama_server import Behaviour, OllamaServer, reply
 
 
@@ -38,13 +38,13 @@ def say(s: ChatSession, text: str) -> Any:
 
 
 def reviewer(rt: Runtime, server: OllamaServer, **overrides: Any) -> TurnReview:
-    cfg = dataclasses.replace(ReviewConfig.from_settings(rt.settings), **overrides)
+    cfg = dataclasses.replace(review_config(rt.settings.values), **overrides)
     return TurnReview(
         rt.uow,
         OllamaLLM(server.url, "llama3.1:8b", timeout_s=10),
         rt.clock,
         cfg,
-        SleepConfig.from_settings(rt.settings),
+        sleep_config(rt.settings.values),
     )
 
 

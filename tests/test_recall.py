@@ -11,6 +11,7 @@ import pytest
 from persona_desktop.adapters.ollama_llm import OllamaLLM
 from persona_desktop.bootstrap import Runtime
 from persona_desktop.domain.model import Kind
+from persona_desktop.service_configs import recall_config
 from persona_desktop.services import review
 from persona_desktop.services.chat import ChatSession
 from persona_desktop.services.recall import RecallConfig, recall
@@ -84,7 +85,7 @@ def test_recall_by_meaning_is_off_by_default(runtime: Runtime, ollama_server: Ol
     use_server(runtime, ollama_server)
     add_fact(runtime, "The owner drinks oolong tea")
     ollama_server.reply("Sure.")
-    say(_session(runtime, ollama_server, RecallConfig.from_settings(runtime.settings), embed=True), "tea?")
+    say(_session(runtime, ollama_server, recall_config(runtime.settings.values), embed=True), "tea?")
     assert not [r for r in ollama_server.requests if r.path == "/api/embed"]
 
 
@@ -99,7 +100,7 @@ def test_recall_by_meaning_finds_a_fact_sharing_no_word_and_forgets_with_it(
     ollama_server.reply({"embeddings": [[0.0, 1.0], [1.0, 0.0]]}, path="/api/embed")  # car, cat
     ollama_server.reply({"embeddings": [[0.1, 0.9]]}, path="/api/embed")  # the question
     ollama_server.reply("Your Volvo.")
-    config = RecallConfig.from_settings(runtime.settings)
+    config = recall_config(runtime.settings.values)
     outcome = say(_session(runtime, ollama_server, config, embed=True), "what automobile is mine?")
     assert [(m.fact.id, m.reason) for m in outcome.memories][:1] == [(car, "meaning")]
     embed = [r.body for r in ollama_server.requests if r.path == "/api/embed"]
@@ -137,7 +138,7 @@ def test_an_unusable_embedding_reply_stores_nothing_and_the_chat_goes_on(
     add_fact(runtime, "The owner drives an old Volvo")
     ollama_server.reply(bad, path="/api/embed")
     ollama_server.reply("Your Volvo.")
-    config = RecallConfig.from_settings(runtime.settings)
+    config = recall_config(runtime.settings.values)
     got = recall(runtime.uow, "which Volvo?", config, runtime.embedder)
     [warning] = got.warnings
     assert "cannot be used" in warning or "not Ollama's format" in warning
@@ -153,7 +154,7 @@ def test_a_missing_embedding_model_is_a_warning_not_a_failure(
 ) -> None:
     use_server(runtime, ollama_server, recall__embeddings=True)
     add_fact(runtime, "The owner drives an old Volvo")
-    got = recall(runtime.uow, "Volvo", RecallConfig.from_settings(runtime.settings), runtime.embedder)
+    got = recall(runtime.uow, "Volvo", recall_config(runtime.settings.values), runtime.embedder)
     assert "ollama pull nomic-embed-text" in got.warnings[0]
     [logged] = logged_warnings
     assert logged.getMessage().removeprefix("embedding recall failed: ") in got.warnings[0]

@@ -68,8 +68,8 @@ class Runtime:
         s = self.settings
         return OllamaEmbedder(
             host=s.ollama_host(),
-            model=str(s.get("recall.embedding_model")),
-            timeout_s=float(s.get("ollama.timeout_seconds")),
+            model=s.values.recall.embedding_model,
+            timeout_s=s.values.ollama.timeout_seconds,
         )
 
     def close(self) -> None:
@@ -92,8 +92,8 @@ def llm_from(settings: Settings) -> LocalModel:
     """The owner's Ollama host and model, as `ollama.*` says."""
     return make_llm(
         settings.ollama_host(),
-        str(settings.get("ollama.model")),
-        float(settings.get("ollama.timeout_seconds")),
+        settings.values.ollama.model,
+        settings.values.ollama.timeout_seconds,
     )
 
 
@@ -116,7 +116,7 @@ def open_runtime(
     ensure_private_dir(resolved)
     store = open_store(
         resolved,
-        encrypted=bool(settings.get("storage.encrypted")) if encrypted is None else encrypted,
+        encrypted=settings.values.storage.encrypted if encrypted is None else encrypted,
         keys=KeySource(resolved, prompt),
         now=utc_now(),
     )

@@ -60,19 +60,19 @@ def _uow(runtime: Runtime) -> UnitOfWorkFactory:
 
 
 def build_ocr(settings: Settings) -> TesseractOcr:
-    return TesseractOcr(
-        str(settings.get("capture.ocr_languages")), float(settings.get("capture.ocr_min_confidence"))
-    )
+    capture = settings.values.capture
+    return TesseractOcr(capture.ocr_languages, capture.ocr_min_confidence)
 
 
 def build_pipeline(
     settings: Settings, data_dir: Path, ocr: OcrEngine | None = None, media: MediaFiles | None = None
 ) -> ScreenPipeline:
-    keep = bool(settings.get("capture.keep_images"))
+    capture = settings.values.capture
+    keep = capture.keep_images
     return ScreenPipeline(
         ocr if ocr is not None else build_ocr(settings),
-        ExclusionRules.of(settings.get("capture.exclude_apps"), settings.get("capture.exclude_titles")),
-        max_gap=timedelta(seconds=float(settings.get("capture.max_gap_seconds"))),
+        ExclusionRules.of(capture.exclude_apps, capture.exclude_titles),
+        max_gap=timedelta(seconds=capture.max_gap_seconds),
         image_dir=screen_image_dir(data_dir) if keep else None,
         media=media,
     )
@@ -87,7 +87,7 @@ def current_desktop() -> DesktopSession:
 
 def screen_support(settings: Settings, desktop: DesktopSession | None = None) -> ScreenSupport:
     """What screen capture can do on this desktop, with the owner's choice about flashing."""
-    return support_for(desktop or current_desktop(), bool(settings.get("capture.periodic_with_flash")))
+    return support_for(desktop or current_desktop(), settings.values.capture.periodic_with_flash)
 
 
 def window_info_factory() -> WindowInfo:
@@ -216,11 +216,9 @@ def maintenance(runtime: Runtime) -> Callable[[datetime], None]:
     """Retention of screen text and kept crops, run by the loop about once an hour."""
 
     def run(now: datetime) -> None:
-        s = runtime.settings
-        purge_expired_fragments(_uow(runtime), Kind.SCREEN, int(s.get("capture.text_retention_days")), now)
-        purge_expired_images(
-            screen_image_dir(runtime.data_dir), now, int(s.get("capture.image_retention_days"))
-        )
+        s = runtime.settings.values.capture
+        purge_expired_fragments(_uow(runtime), Kind.SCREEN, s.text_retention_days, now)
+        purge_expired_images(screen_image_dir(runtime.data_dir), now, s.image_retention_days)
 
     return run
 
@@ -242,7 +240,7 @@ def build_screen_loop(
         pipeline=build_pipeline(s, runtime.data_dir, media=runtime.media),
         uow_factory=_uow(runtime),
         clock=runtime.clock,
-        interval_s=float(s.get("capture.interval_seconds")),
+        interval_s=s.values.capture.interval_seconds,
         maintenance=maintenance(runtime),
         on_event=on_event,
         periodic_reason=desktop.periodic_reason,

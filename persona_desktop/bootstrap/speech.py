@@ -18,16 +18,13 @@ from persona_desktop.ports import Transcriber, UnitOfWorkFactory
 
 def transcriber_from_settings(settings: Settings, *, idle_unload_s: float = 300.0) -> WhisperTranscriber:
     """Build from `capture.whisper_model` and `capture.whisper_language`."""
-    return WhisperTranscriber(
-        str(settings.get("capture.whisper_model")),
-        str(settings.get("capture.whisper_language")),
-        idle_unload_s=idle_unload_s,
-    )
+    capture = settings.values.capture
+    return WhisperTranscriber(capture.whisper_model, capture.whisper_language, idle_unload_s=idle_unload_s)
 
 
 def speech_sessions(rt: Runtime, transcriber: Transcriber) -> Callable[[str], SpeechSession]:
     """A new live session for each start of the recorder, on its device, as the settings say."""
-    s = rt.settings
+    s = rt.settings.values.capture
 
     def session(device: str) -> SpeechSession:
         return SpeechSession(
@@ -35,10 +32,10 @@ def speech_sessions(rt: Runtime, transcriber: Transcriber) -> Callable[[str], Sp
             cast(UnitOfWorkFactory, rt.uow),
             device=device,
             data_dir=rt.data_dir,
-            keep_audio=bool(s.get("capture.keep_audio")),
+            keep_audio=s.keep_audio,
             media=rt.media,
-            audio_retention_days=int(s.get("capture.audio_retention_days")),
-            text_retention_days=int(s.get("capture.text_retention_days")),
+            audio_retention_days=s.audio_retention_days,
+            text_retention_days=s.text_retention_days,
         )
 
     return session

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from persona_desktop.config import Settings
 from persona_desktop.domain.model import FactStatus
 from persona_desktop.errors import ConfigError, PersonaError
 from persona_desktop.ports import UnitOfWorkFactory
@@ -258,12 +257,13 @@ class _Sync:
 
 
 def export_if_enabled(
-    settings: Settings, uow_factory: UnitOfWorkFactory, at: datetime
+    enabled: bool, folder: str, uow_factory: UnitOfWorkFactory, at: datetime
 ) -> ExportResult | None:
-    """After an apply or revert: mirror memory when the owner turned the export on."""
-    if not settings.get("export.enabled"):
+    """After an apply or revert: mirror memory when the owner turned the export on
+    (`export.enabled`, into `export.path`)."""
+    if not enabled:
         return None
-    path = str(settings.get("export.path")).strip()
+    path = folder.strip()
     if not path:
         raise ConfigError("export.enabled is true but export.path is empty: choose a folder first")
     return export(uow_factory, Path(path), at)

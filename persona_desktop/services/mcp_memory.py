@@ -28,7 +28,6 @@ from persona_desktop.services import queries, review
 from persona_desktop.services.outside_proposals import DEFAULT_SELECTION, propose_untrusted_fact
 from persona_desktop.services.search import KINDS, parse_kind, parse_since, search
 from persona_desktop.services.select import SelectConfig
-from persona_desktop.services.sleep_cycle import SleepConfig
 
 SCOPES = ("facts", "chat", "screen", "speech")
 MAX_RESULTS = 100
@@ -50,12 +49,6 @@ class McpPolicy:
     scopes: frozenset[str]
     allow_proposals: bool
     selection: SelectConfig = DEFAULT_SELECTION  # what the one policy decides proposals with
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> McpPolicy:
-        scopes = frozenset(s for s in settings.get("mcp.read_scopes") if s in SCOPES)
-        selection = SleepConfig.from_settings(settings).selection()
-        return cls(scopes, bool(settings.get("mcp.allow_proposals")), selection)
 
     def searchable(self) -> frozenset[str]:
         return frozenset(("fact" if s == "facts" else s) for s in self.scopes)

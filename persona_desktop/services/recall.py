@@ -14,7 +14,6 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from persona_desktop.domain.model import Fact, FactStatus
 from persona_desktop.domain.search_query import recall_query
@@ -35,14 +34,6 @@ class RecallConfig:
     budget_tokens: int = DEFAULT_BUDGET
     embeddings: bool = False
     embedding_model: str = "nomic-embed-text"
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> RecallConfig:
-        return cls(
-            budget_tokens=int(settings.get("recall.budget_tokens")),
-            embeddings=bool(settings.get("recall.embeddings")),
-            embedding_model=str(settings.get("recall.embedding_model")),
-        )
 
 
 DEFAULT_RECALL = RecallConfig()

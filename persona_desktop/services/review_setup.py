@@ -19,7 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from persona_desktop.config import Settings
 from persona_desktop.errors import PersonaError
 
 PROMPTS = ("resources", "prompts")  # in the persona_desktop package
@@ -124,18 +123,6 @@ class ReviewConfig:
     max_iterations: int = 16
     timeout_s: float = 180.0
     prompt_paths: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_settings(cls, s: Settings) -> ReviewConfig:
-        return cls(
-            enabled=bool(s.get("review.enabled")),
-            memory_interval=int(s.get("review.memory_interval")),
-            skill_interval=int(s.get("review.skill_interval")),
-            allowed_toolsets=tuple(str(t).strip() for t in s.get("review.allowed_toolsets")),
-            max_iterations=int(s.get("review.max_iterations")),
-            timeout_s=float(s.get("review.timeout_seconds")),
-            prompt_paths={k.value: str(s.get(f"review.{k.value}_prompt_path")) for k in ReviewKind},
-        )
 
     def allowed_tools(self, kind: ReviewKind) -> list[str]:
         """The kind's tools that the allowed tool sets let through."""

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from persona_desktop.config import Settings
 from persona_desktop.domain.dates import as_utc, minus_days
 from persona_desktop.domain.documents import Document
 from persona_desktop.domain.extraction import (
@@ -71,24 +70,6 @@ class SleepConfig:
     def lease_ttl_s(self) -> float:
         """A lease renewed before an LLM call outlasts the call's whole deadline."""
         return max(float(self.lease_seconds), self.llm_timeout_s + LEASE_MARGIN_S)
-
-    @classmethod
-    def from_settings(cls, s: Settings) -> SleepConfig:
-        return cls(
-            enabled=bool(s.get("sleep.enabled")),
-            quiet_minutes=int(s.get("sleep.quiet_minutes")),
-            period_days=int(s.get("sleep.period_days")),
-            max_documents=int(s.get("sleep.max_documents")),
-            threshold=float(s.get("sleep.threshold")),
-            review_floor=float(s.get("sleep.review_floor")),
-            weights=s.weights(),
-            lease_seconds=int(s.get("sleep.lease_seconds")),
-            retries=int(s.get("ollama.retries")),
-            backoff_s=float(s.get("ollama.retry_backoff_seconds")),
-            llm_timeout_s=float(s.get("ollama.timeout_seconds")),
-            auto_apply_per_document=int(s.get("sleep.auto_apply_per_document")),
-            auto_apply_per_run=int(s.get("sleep.auto_apply_per_run")),
-        )
 
     def selection(self) -> SelectConfig:
         """What the policy decides with: the same for the cycle and the turn review."""

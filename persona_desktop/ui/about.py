@@ -35,7 +35,7 @@ def about_box(ctx: UiContext) -> QMessageBox:
 
 
 def help_html(ctx: UiContext) -> str:
-    model = html.escape(str(ctx.settings.get("ollama.model")))
+    model = html.escape(ctx.settings.values.ollama.model)
     host = html.escape(ctx.settings.ollama_host())
     data = html.escape(str(ctx.data_dir))
     return f"""

@@ -75,7 +75,8 @@ class CaptureController(QObject):
 
     def is_enabled(self, kind: str) -> bool:
         self._check(kind)
-        return bool(self._settings.get(f"capture.{kind}_enabled"))
+        capture = self._settings.values.capture
+        return capture.screen_enabled if kind == "screen" else capture.speech_enabled
 
     def is_paused(self) -> bool:
         return self.paused_indefinitely or self.paused_until is not None
@@ -154,7 +155,7 @@ class CaptureController(QObject):
         was_paused = self.is_paused()
         self.paused_until = None
         self.paused_indefinitely = False
-        if self._settings.get("capture.paused_until"):
+        if self._settings.values.capture.paused_until:
             self._settings.set("capture.paused_until", "")
             self._save()
         for kind in KINDS:
@@ -175,7 +176,7 @@ class CaptureController(QObject):
     # --- internals ----------------------------------------------------------------------
 
     def _restore_pause(self) -> None:
-        saved = str(self._settings.get("capture.paused_until"))
+        saved = self._settings.values.capture.paused_until
         if saved == "resume":
             self.paused_indefinitely = True
             return

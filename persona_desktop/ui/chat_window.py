@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from persona_desktop.errors import PersonaError
+from persona_desktop.service_configs import recall_config, review_config, sleep_config
 from persona_desktop.services.chat import (
     ChatMessage,
     ChatSession,
@@ -38,7 +39,6 @@ from persona_desktop.services.chat import (
     resume_latest,
     system_prompt,
 )
-from persona_desktop.services.recall import RecallConfig
 from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.services.turn_review import (
     ReviewConfig,
@@ -120,7 +120,7 @@ class ChatWindow(QWidget):
         self.session = self._new_session()  # until the newest conversation is read
         self.is_loaded = False
         self._send_when_loaded: tuple[str | None] | None = None  # sent before the conversation was read
-        self.counter = TurnCounter(ReviewConfig.from_settings(ctx.settings))
+        self.counter = TurnCounter(review_config(ctx.settings.values))
         self.stream: Worker | None = None
         self.reviewer: Worker | None = None
         self.lines: list[_Line] = []
@@ -138,16 +138,16 @@ class ChatWindow(QWidget):
             self.ctx.uow,
             self.ctx.llm,
             self.ctx.clock,
-            include_observations=bool(self.ctx.settings.get("chat.include_observations")),
-            recall=RecallConfig.from_settings(self.ctx.settings),
+            include_observations=self.ctx.settings.values.chat.include_observations,
+            recall=recall_config(self.ctx.settings.values),
             embedder=self.ctx.embedder,
         )
 
     def _resume(self) -> None:
         """The newest conversation goes on, its history kept; "New chat" starts another."""
         ctx = self.ctx
-        include = bool(ctx.settings.get("chat.include_observations"))
-        recall = RecallConfig.from_settings(ctx.settings)
+        include = ctx.settings.values.chat.include_observations
+        recall = recall_config(ctx.settings.values)
         self.work.run(
             lambda: resume_latest(
                 ctx.uow,
@@ -227,8 +227,9 @@ class ChatWindow(QWidget):
         self._render()
 
     def _idle_status(self) -> str:
-        model = str(self.ctx.settings.get("ollama.model"))
-        review = "memory review on" if self.ctx.settings.get("review.enabled") else "memory review off"
+        values = self.ctx.settings.values
+        model = values.ollama.model
+        review = "memory review on" if values.review.enabled else "memory review off"
         return f"Model {model}; {review}."
 
     # --- the conversation ---------------------------------------------------------------
@@ -248,8 +249,8 @@ class ChatWindow(QWidget):
         if not body:
             return False
         self.input.clear()
-        self.session.include_observations = bool(self.ctx.settings.get("chat.include_observations"))
-        self.session.recall = RecallConfig.from_settings(self.ctx.settings)
+        self.session.include_observations = self.ctx.settings.values.chat.include_observations
+        self.session.recall = recall_config(self.ctx.settings.values)
         self.used_memories.set_memories([])
         self.lines.append(_Line("owner", body))
         self.lines.append(_Line("assistant", "", "..."))
@@ -277,7 +278,7 @@ class ChatWindow(QWidget):
             return False
         self.session = self._new_session()
         self.used_memories.set_memories([])
-        self.counter = TurnCounter(ReviewConfig.from_settings(self.ctx.settings))
+        self.counter = TurnCounter(review_config(self.ctx.settings.values))
         self.lines = []
         self._render()
         self.input.setFocus()
@@ -327,7 +328,7 @@ class ChatWindow(QWidget):
     # --- the turn review ----------------------------------------------------------------
 
     def _after_owner_turn(self, text: str) -> None:
-        config = ReviewConfig.from_settings(self.ctx.settings)
+        config = review_config(self.ctx.settings.values)
         self.counter.config = config
         if not config.enabled:
             return
@@ -344,14 +345,15 @@ class ChatWindow(QWidget):
             self.skipped_reviews += 1
             log.info("a review is still running; the %s review of this turn is skipped", kind.value)
             return False
-        cfg = config or ReviewConfig.from_settings(self.ctx.settings)
+        values = self.ctx.settings.values
+        cfg = config or review_config(values)
         job = ReviewJob(
             self.session.id,
             tuple(self.session.conversation.messages),
             kind,
             cfg,
-            SleepConfig.from_settings(self.ctx.settings),
-            bool(self.ctx.settings.get("chat.include_observations")),
+            sleep_config(values),
+            values.chat.include_observations,
         )
         ctx = self.ctx
         self.reviewer = create_worker(

@@ -76,7 +76,7 @@ class FirstRunDialog(QDialog):
         layout.addWidget(QLabel("<b>Turn on now, if you like:</b>"))
         self.screen_box = self._choice(layout, *CHOICES[0])
         support = support_for(
-            detect(os.environ, sys.platform), bool(ctx.settings.get("capture.periodic_with_flash"))
+            detect(os.environ, sys.platform), ctx.settings.values.capture.periodic_with_flash
         )
         self.screen_note = QLabel(support.headline())  # what works on this desktop
         self.screen_note.setWordWrap(True)

@@ -288,9 +288,9 @@ class ReviewWindow(QMainWindow):
         act([QKeySequence.StandardKey.Refresh], self.reload)
 
     def _waiting_empty_text(self) -> str:
-        s = self._ctx.settings
-        if s.get("sleep.enabled"):
-            nxt = f"The next sleep cycle runs tonight between {s.get('sleep.window_start')} and {s.get('sleep.window_end')}"
+        sleep = self._ctx.settings.values.sleep
+        if sleep.enabled:
+            nxt = f"The next sleep cycle runs tonight between {sleep.window_start} and {sleep.window_end}"
             return f"Nothing is waiting for you.\n\n{nxt}; what it cannot add by itself will wait here."
         return (
             "Nothing is waiting for you.\n\nProposals appear here after a sleep cycle (it is off:"
@@ -449,7 +449,7 @@ class ReviewWindow(QMainWindow):
     def _show_candidate(self, view: WaitingRow) -> None:
         s = self._ctx.settings
         self.detail.setText(
-            candidate_html(view.candidate, s.weights(), float(s.get("sleep.threshold")), self._show_weights)
+            candidate_html(view.candidate, s.weights(), s.values.sleep.threshold, self._show_weights)
         )
 
     def _on_link(self, link: str) -> None:

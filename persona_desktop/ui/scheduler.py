@@ -18,7 +18,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from persona_desktop.config import Settings
 from persona_desktop.domain.model import RunStatus
 from persona_desktop.errors import PersonaError
-from persona_desktop.services.sleep_cycle import Progress, RunOutcome, SleepConfig, SleepCycle
+from persona_desktop.service_configs import sleep_config
+from persona_desktop.services.sleep_cycle import Progress, RunOutcome, SleepCycle
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.memory_events import MemoryChange
 from persona_desktop.ui.worker import Worker, create_worker
@@ -86,13 +87,12 @@ class SleepScheduler(QObject):
         return self.worker is not None and self.worker.is_running()
 
     def window(self) -> tuple[time, time]:
-        return _hhmm(str(self.settings.get("sleep.window_start"))), _hhmm(
-            str(self.settings.get("sleep.window_end"))
-        )
+        sleep = self.settings.values.sleep
+        return _hhmm(sleep.window_start), _hhmm(sleep.window_end)
 
     def tick(self) -> bool:
         """Start a run if it is time; returns whether one started."""
-        if not self.settings.get("sleep.enabled") or self.is_running():
+        if not self.settings.values.sleep.enabled or self.is_running():
             return False
         now = self._now()
         start, end = self.window()
@@ -104,9 +104,7 @@ class SleepScheduler(QObject):
         """Start a run; `skip_quiet` for the owner's "run anyway" (the lease still applies)."""
         if self.is_running():
             return False
-        cycle = SleepCycle(
-            self._ctx.uow, self._ctx.llm, SleepConfig.from_settings(self.settings), self._ctx.clock
-        )
+        cycle = SleepCycle(self._ctx.uow, self._ctx.llm, sleep_config(self.settings.values), self._ctx.clock)
         worker = create_worker(
             lambda cancelled: cycle.run(cancelled, skip_quiet=skip_quiet),
             self,

@@ -97,7 +97,7 @@ class ScreenAccess(QObject):
     def needs_enable(self) -> bool:
         """On Wayland, until the desktop allowed a screenshot taken from the Enable window."""
         wayland = self.support().desktop.session is Session.WAYLAND
-        return wayland and not bool(self._ctx.settings.get(CONFIRMED))
+        return wayland and not self._ctx.settings.values.capture.screen_confirmed
 
     def describe(self) -> str:
         text = self.support().what_works()

@@ -341,7 +341,7 @@ class SettingsDialog(QDialog):
             return
         s = self._ctx.settings
         capture_changes: list[tuple[str, bool]] = []
-        old_autostart = bool(s.get("app.start_at_login"))
+        old_autostart = s.values.app.start_at_login
         try:
             for key, field in self.fields.items():
                 value = s.validate(key, field.raw())
@@ -361,7 +361,7 @@ class SettingsDialog(QDialog):
             return
         for kind, on in capture_changes:
             self._capture.set_enabled(kind, on)
-        new_autostart = bool(s.get("app.start_at_login"))
+        new_autostart = s.values.app.start_at_login
         if new_autostart != old_autostart and self._ctx.autostart is not None:
             try:
                 self._ctx.autostart(new_autostart)

@@ -194,7 +194,7 @@ class Shell(QObject):
             p = self.scheduler.last_progress
             step = f"{p.phase} {p.done}/{p.total}" if p is not None and p.total else "starting"
             parts.append(f"sleep cycle running ({step})")
-        elif self.ctx.settings.get("sleep.enabled"):
+        elif self.ctx.settings.values.sleep.enabled:
             start, end = self.scheduler.window()
             parts.append(f"sleep cycle nightly {start:%H:%M}-{end:%H:%M}")
         else:
@@ -217,7 +217,7 @@ class Shell(QObject):
             parts.append(f"{self.pending} waiting")
         if self.scheduler.is_running():
             parts.append("sleep cycle running")
-        elif self.ctx.settings.get("sleep.enabled"):
+        elif self.ctx.settings.values.sleep.enabled:
             start, _end = self.scheduler.window()
             parts.append(f"next cycle {start:%H:%M}")
         else:
@@ -244,7 +244,7 @@ class Shell(QObject):
     def refresh_counts(self) -> None:
         uow, clock, settings = self.ctx.uow, self.ctx.clock, self.ctx.settings
         self.work.run(lambda: review_views.pending_count(uow), self._on_count)
-        period = int(settings.get("sleep.period_days"))
+        period = settings.values.sleep.period_days
         self.work.run(lambda: history_backlog(uow, clock.now(), period), self._on_backlog, read=True)
 
     def _on_backlog(self, backlog: Backlog) -> None:
@@ -275,7 +275,7 @@ class Shell(QObject):
     # --- sleep cycle --------------------------------------------------------------------
 
     def run_cycle_now(self, skip_quiet: bool = False) -> None:
-        if not self.ctx.settings.get("sleep.enabled"):
+        if not self.ctx.settings.values.sleep.enabled:
             self.notify("Sleep cycle", "The sleep cycle is off. Turn it on in Settings first.")
             return
         if self.scheduler.run_now(skip_quiet):
@@ -290,7 +290,7 @@ class Shell(QObject):
         if self.run_anyway_box is not None:
             self.run_anyway_box.close()
         minutes = outcome.counters.get("owner_active_minutes_ago")
-        quiet = self.ctx.settings.get("sleep.quiet_minutes")
+        quiet = self.ctx.settings.values.sleep.quiet_minutes
         when = f"{minutes} min ago" if isinstance(minutes, int) else "recently"
         box = QMessageBox(QMessageBox.Icon.Question, "Sleep cycle", f"You were active {when}.")
         box.setWindowIcon(app_icon())
@@ -328,7 +328,7 @@ class Shell(QObject):
         """A failed run: say what is wrong with the model host, if that is it, and what to do."""
         assert self.ctx.diagnoser is not None
         diagnose, s = self.ctx.diagnoser(), self.ctx.settings
-        host, model = s.ollama_host(), str(s.get("ollama.model"))
+        host, model = s.ollama_host(), s.values.ollama.model
 
         def told(d: Diagnosis) -> None:
             extra = "" if d.ready else f" {d.summary} Next step: {d.next_step.replace('`', '')}"
@@ -396,11 +396,11 @@ class Shell(QObject):
 
     def export_memory(self) -> None:
         """Mirror memory into the Markdown folder after a change, when export.enabled."""
-        settings, uow, clock = self.ctx.settings, self.ctx.uow, self.ctx.clock
-        if not settings.get("export.enabled"):
+        export, uow, clock = self.ctx.settings.values.export, self.ctx.uow, self.ctx.clock
+        if not export.enabled:
             return
         self.work.run(
-            lambda: export_if_enabled(settings, uow, clock.now()),
+            lambda: export_if_enabled(export.enabled, export.path, uow, clock.now()),
             self._on_exported,
             lambda exc: self.notify("Markdown export failed", str(exc)),
         )
@@ -463,7 +463,7 @@ class Shell(QObject):
         if self.global_hotkey is not None:
             self.global_hotkey.stop()
             self.global_hotkey = None
-        key = str(self.ctx.settings.get("search.global_shortcut")).strip()
+        key = self.ctx.settings.values.search.global_shortcut.strip()
         if not key:
             return
         try:

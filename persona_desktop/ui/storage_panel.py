@@ -37,8 +37,8 @@ class StoragePanel(QWidget):
 
     def refresh(self) -> None:
         uow, data_dir = self._ctx.uow, self._ctx.data_dir
-        budget = int(self._ctx.settings.get("storage.max_mb"))
-        encrypted = bool(self._ctx.settings.get("storage.encrypted"))
+        storage = self._ctx.settings.values.storage
+        budget, encrypted = storage.max_mb, storage.encrypted
         self.refresh_button.setEnabled(False)
 
         def done(report: SpaceReport) -> None:

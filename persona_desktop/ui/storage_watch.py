@@ -75,7 +75,7 @@ class StorageWatch(QObject):
         if self._work.busy():
             return  # the last check (a trim, maybe) is still running
         uow, data_dir, clock = self._ctx.uow, self._ctx.data_dir, self._ctx.clock
-        budget = int(self._ctx.settings.get("storage.max_mb"))
+        budget = self._ctx.settings.values.storage.max_mb
         trim = self._trim
 
         def work() -> _Check:
@@ -97,7 +97,7 @@ class StorageWatch(QObject):
         self._failed = None
         report = result.report
         self.last = report
-        floor = int(self._ctx.settings.get("storage.min_free_mb")) * MB
+        floor = self._ctx.settings.values.storage.min_free_mb * MB
         if not self.held and report.free_disk < floor:
             self._set_held(True)
             self.message.emit(
