@@ -114,6 +114,7 @@ class _Reviews:
         self.running = None
         self.schedule.ended()
         outcome: ReviewOutcome | None
+        error: str | None
         try:
             outcome = fut.result()
         except PersonaError as exc:

@@ -6,13 +6,24 @@ import argparse
 from typing import TYPE_CHECKING
 
 from persona_desktop.cli.arguments import int_id
-from persona_desktop.cli.output import emit_json, nothing
+from persona_desktop.cli.output import emit_json, listed
 from persona_desktop.cli.provenance import print_provenance
 from persona_desktop.cli.runtime import export_after, runtime
 from persona_desktop.errors import PersonaError
 
 if TYPE_CHECKING:
     from persona_desktop.ports import UnitOfWorkFactory
+
+NO_PROPOSALS = (
+    "No proposals yet.",
+    "They come from a sleep cycle (`persona-desktop sleep run`) or a review of your chat"
+    " with the assistant (`persona-desktop review run`).",
+)
+NO_FACTS = (
+    "Nothing is remembered yet.",
+    "Approve a waiting proposal (`persona-desktop candidates`, then `persona-desktop approve ID`),"
+    " or let the sleep cycle add what you said yourself.",
+)
 
 
 def cmd_candidates(args: argparse.Namespace) -> int:
@@ -21,18 +32,8 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
     with runtime(args) as rt:
         views = queries.candidates(rt.uow, CandidateStatus(args.status) if args.status else None)
-    if args.json:
-        emit_json([v.as_json() for v in views])
-        return 0
-    if not views:
-        if args.status:
-            nothing(f"No {args.status} candidates.", "`persona-desktop candidates` lists them all.")
-        else:
-            nothing(
-                "No proposals yet.",
-                "They come from a sleep cycle (`persona-desktop sleep run`) or a review of your chat"
-                " with the assistant (`persona-desktop review run`).",
-            )
+    some = (f"No {args.status} candidates.", "`persona-desktop candidates` lists them all.")
+    if listed(args, views, some if args.status else NO_PROPOSALS):
         return 0
     for v in views:
         c = v.candidate
@@ -101,18 +102,8 @@ def cmd_facts(args: argparse.Namespace) -> int:
         if args.id is not None:
             raise PersonaError(f"unknown facts action {args.id!r}; use `facts why ID` or `facts revert ID`")
         views = queries.facts(rt.uow, FactStatus(args.status) if args.status else None, args.search or "")
-    if args.json:
-        emit_json([v.as_json() for v in views])
-        return 0
-    if not views:
-        if args.status or args.search:
-            nothing("No fact matches.", "`persona-desktop facts` lists every fact.")
-        else:
-            nothing(
-                "Nothing is remembered yet.",
-                "Approve a waiting proposal (`persona-desktop candidates`, then `persona-desktop approve ID`),"
-                " or let the sleep cycle add what you said yourself.",
-            )
+    some = ("No fact matches.", "`persona-desktop facts` lists every fact.")
+    if listed(args, views, some if args.status or args.search else NO_FACTS):
         return 0
     for v in views:
         f = v.fact

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from persona_desktop.cli.output import emit_json, nothing
+from persona_desktop.cli.output import emit_json, listed
 from persona_desktop.cli.runtime import runtime
 
 
@@ -16,14 +16,11 @@ def cmd_journal(args: argparse.Namespace) -> int:
         return cmd_journal_verify(args)
     with runtime(args) as rt:
         entries = queries.journal(rt.uow, args.limit)
-    if args.json:
-        emit_json([r.as_json() for r in entries])
-        return 0
-    if not entries:
-        nothing(
-            "Nothing has happened yet.",
-            "The journal records every import, sleep cycle and decision, and is never rewritten.",
-        )
+    empty = (
+        "Nothing has happened yet.",
+        "The journal records every import, sleep cycle and decision, and is never rewritten.",
+    )
+    if listed(args, entries, empty):
         return 0
     for r in entries:
         target = f"{r.entity} {r.entity_id}" if r.entity_id is not None else r.entity

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from persona_desktop.cli.arguments import int_id
-from persona_desktop.cli.output import CAPTURE_HINT, emit_json, nothing
+from persona_desktop.cli.output import CAPTURE_HINT, listed
 from persona_desktop.cli.runtime import runtime
 from persona_desktop.errors import PersonaError
 
@@ -17,16 +17,14 @@ def cmd_fragments(args: argparse.Namespace) -> int:
 
     with runtime(args) as rt:
         items = queries.fragments(rt.uow, Kind(args.kind) if args.kind else None)
-    if args.json:
-        emit_json([f.as_json() for f in items])
-    elif not items:
-        nothing("Nothing captured yet" + (f" from {args.kind}" if args.kind else "") + ".", CAPTURE_HINT)
-    else:
-        for f in items:
-            print(
-                f"{f.captured_at:%Y-%m-%d %H:%M} {f.kind.value:6} {f.author.value:9} {f.trust.value:9} [{f.ref}] {f.text}"
-            )
-        print(f"{len(items)} fragment(s)")
+    empty = ("Nothing captured yet" + (f" from {args.kind}" if args.kind else "") + ".", CAPTURE_HINT)
+    if listed(args, items, empty):
+        return 0
+    for f in items:
+        print(
+            f"{f.captured_at:%Y-%m-%d %H:%M} {f.kind.value:6} {f.author.value:9} {f.trust.value:9} [{f.ref}] {f.text}"
+        )
+    print(f"{len(items)} fragment(s)")
     return 0
 
 
@@ -41,11 +39,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             if args.json
             else measure(rt.uow, rt.data_dir, rt.settings.values.storage.max_mb, True).lines()
         )
-    if args.json:
-        emit_json([s.as_json() for s in items])
-        return 0
-    if not items:
-        nothing("No sources yet.", CAPTURE_HINT)
+    if listed(args, items, ("No sources yet.", CAPTURE_HINT)):
         return 0
     for s in items:
         source = s.source
@@ -96,15 +90,12 @@ def cmd_skills(args: argparse.Namespace) -> int:
             raise PersonaError(f"there is no active skill named {wanted}")
         sys.stdout.write(found.content)
         return 0
-    if args.json:
-        emit_json([s.as_json() for s in items])
-        return 0
-    if not items:
-        nothing(
-            "No skills yet.",
-            "A chat review may propose one when it is on (`persona-desktop config set review.enabled true`);"
-            " you approve it like any proposal.",
-        )
+    empty = (
+        "No skills yet.",
+        "A chat review may propose one when it is on (`persona-desktop config set review.enabled true`);"
+        " you approve it like any proposal.",
+    )
+    if listed(args, items, empty):
         return 0
     for s in items:
         print(f"{s.name:30} {summary_line(s)}")

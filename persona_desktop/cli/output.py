@@ -6,7 +6,8 @@ import argparse
 import json
 import shlex
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 CAPTURE_HINT = (
     "Import a chat with `persona-desktop ingest chat FILE`, or switch on screen or speech"
@@ -26,6 +27,22 @@ def nothing(what: str, next_step: str) -> None:
     """An empty list, said as what it means and what to do next (JSON output stays `[]`)."""
     print(what)
     print(next_step)
+
+
+class HasJson(Protocol):
+    def as_json(self) -> dict[str, Any]: ...
+
+
+def listed(args: argparse.Namespace, items: Sequence[HasJson], empty: tuple[str, str]) -> bool:
+    """With --json the items as a JSON list; without, and none, `empty`: what that means and
+    what to do next. True when that was all to write (else the command lists them as text)."""
+    if args.json:
+        emit_json([item.as_json() for item in items])
+        return True
+    if not items:
+        nothing(*empty)
+        return True
+    return False
 
 
 def me(args: argparse.Namespace) -> str:
