@@ -1,6 +1,6 @@
 """The ports: what services need from the outside world, as Protocols.
 
-Adapters implement them; only the composition roots (`app.py`, `cli.py`) pick
+Adapters implement them; only the composition roots (`app.py`, `bootstrap/`) pick
 which. Services and the ui only ever see these types.
 """
 
