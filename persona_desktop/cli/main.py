@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from persona_desktop.cli.desktop_app import start_app
 from persona_desktop.cli.parser import build_parser
 from persona_desktop.cli.runtime import data_dir
 from persona_desktop.errors import PersonaError
 
-if TYPE_CHECKING:
-    import argparse
-
-Handler = Callable[["argparse.Namespace"], int]
+Handler = Callable[[argparse.Namespace], int]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
