@@ -36,8 +36,8 @@ def print_review(outcome: ReviewOutcome) -> None:
 
 
 def cmd_review_run(args: argparse.Namespace) -> int:
-    from persona_desktop.services.chat import assistant_conversation, load_messages, system_prompt
     from persona_desktop.service_configs import review_config
+    from persona_desktop.services.chat import assistant_conversation, load_messages, system_prompt
     from persona_desktop.services.turn_review import ReviewKind, default_kind, make_snapshot
 
     source = int_id(args.source, "source") if args.source is not None else None
