@@ -1,7 +1,7 @@
 """Wiring of screen capture from the settings: the loop for the tray app, files for the CLI.
 
 Part of the Qt-free composition root: it picks the concrete adapters (mss or the Wayland
-grabbers, Tesseract, the window readers), so only composition roots (`app.py`, `cli.py`)
+grabbers, Tesseract, the window readers), so only composition roots (`app.py`, `cli/`)
 import it; the ui gets the loop handed in. Which grabber and window source: mss and X11
 on X11; on Wayland the desktop portal (grim on wlroots when the portal has no
 Screenshot) and the compositor's own window list (sway, Hyprland, KWin, GNOME's Window

@@ -128,6 +128,20 @@ class Fragment:
         """Text another assistant sent over MCP (no importer or capture makes such a ref)."""
         return self.ref.startswith(f"{OUTSIDE}:")
 
+    def as_json(self) -> dict[str, Any]:
+        """The fragment in the CLI's JSON (DESIGN.md, CLI contract: `fragments --json`)."""
+        return {
+            "id": self.id,
+            "ref": self.ref,
+            "kind": self.kind.value,
+            "author": self.author.value,
+            "trust": self.trust.value,
+            "captured_at": self.captured_at.isoformat(),
+            "text": self.text,
+            "locator": self.locator,
+            "session": self.session,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -194,6 +208,19 @@ class Revision:
     entity_id: int | None
     run_id: int | None
     data: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The entry in the CLI's JSON (`journal --json`)."""
+        return {
+            "id": self.id,
+            "at": self.at.isoformat(),
+            "actor": self.actor,
+            "action": self.action,
+            "entity": self.entity,
+            "entity_id": self.entity_id,
+            "run_id": self.run_id,
+            "data": self.data,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The ports: what services need from the outside world, as Protocols.
 
-Adapters implement them; only the composition roots (`app.py`, `cli.py`) pick
+Adapters implement them; only the composition roots (`app.py`, `bootstrap/`) pick
 which. Services and the ui only ever see these types.
 """
 
@@ -325,6 +325,9 @@ class JournalCheck:
     first_bad: int | None
     message: str
 
+    def as_json(self) -> dict[str, Any]:
+        return {"ok": self.ok, "entries": self.entries, "first_bad": self.first_bad, "message": self.message}
+
 
 @dataclass(frozen=True, slots=True)
 class Skill:
@@ -336,6 +339,15 @@ class Skill:
     status: str  # "active" | "retired"
     created_at: datetime
     updated_at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        """The skill in the CLI's JSON (`skills --json`)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "content": self.content,
+            "updated_at": self.updated_at.isoformat(),
+        }
 
 
 class SkillRepository(Protocol):

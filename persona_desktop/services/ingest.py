@@ -157,6 +157,16 @@ class SourceImport:
     edits: list[dict[str, str]] = field(default_factory=list)  # the first MAX_NAMED (journaled)
     clamped: list[str] = field(default_factory=list)  # its future-dated messages (journaled)
 
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.source_id,
+            "key": self.source.key,
+            "label": self.source.label,
+            "added": self.added,
+            "already_known": self.known,
+            "edited": self.edited,
+        }
+
 
 @dataclass(slots=True)
 class ChatImportReport:
@@ -186,6 +196,21 @@ class ChatImportReport:
     @property
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
+
+    def as_json(self) -> dict[str, Any]:
+        """The import in the CLI's JSON (`ingest chat --json`, after the file and its format)."""
+        return {
+            "chats": len(self.sources),
+            "added": self.added,
+            "already_known": self.known,
+            "edited": self.edited,
+            "doubted": self.doubted,
+            "skipped": {reason.value: self.skipped.get(reason, 0) for reason in SkipReason},
+            "skipped_total": self.skipped_total,
+            "unreadable": [{"place": s.place, "why": s.detail} for s in self.unreadable],
+            "warnings": self.warnings,
+            "sources": [s.as_json() for s in self.sources],
+        }
 
 
 class _ChatWriter:

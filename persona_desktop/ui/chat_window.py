@@ -3,9 +3,10 @@
 Nothing here reads the store on the GUI thread. The conversation to go on with is read
 by the window's work queue when it opens (Send waits for it). The answer streams from
 the app's one worker (worker.py) iterating the Qt-free `ChatSession.ask` generator with
-its cancel flag. When the counters say a review is due, another worker runs it on a
-snapshot of the conversation: never blocking the chat, at most one at a time, cancelled
-once it outlives `review.timeout_seconds`. Its summary goes out through
+its cancel flag. When the review schedule (services/review_schedule.py, which the
+terminal chat drives too) says a review is due, another worker runs it on a snapshot of
+the conversation: never blocking the chat, at most one at a time, cancelled once it
+outlives `review.timeout_seconds` (a timer here). Its summary goes out through
 `review_summary` for the tray; a failing review is logged and reported once until one
 succeeds. A stored turn, and a review that proposed or applied anything, announce a
 memory change (memory_events.py), which the tray count and the other windows follow.
@@ -39,12 +40,12 @@ from persona_desktop.services.chat import (
     resume_latest,
     system_prompt,
 )
+from persona_desktop.services.review_schedule import ReviewSchedule
 from persona_desktop.services.sleep_cycle import SleepConfig
 from persona_desktop.services.turn_review import (
     ReviewConfig,
     ReviewKind,
     ReviewOutcome,
-    TurnCounter,
     TurnReview,
     make_snapshot,
 )
@@ -120,12 +121,10 @@ class ChatWindow(QWidget):
         self.session = self._new_session()  # until the newest conversation is read
         self.is_loaded = False
         self._send_when_loaded: tuple[str | None] | None = None  # sent before the conversation was read
-        self.counter = TurnCounter(review_config(ctx.settings.values))
+        self.schedule = ReviewSchedule(review_config(ctx.settings.values))
         self.stream: Worker | None = None
         self.reviewer: Worker | None = None
         self.lines: list[_Line] = []
-        self.skipped_reviews = 0
-        self._failure_reported = False
         self._warned: set[str] = set()
         self._review_timer = QTimer(self)
         self._review_timer.setSingleShot(True)
@@ -278,7 +277,7 @@ class ChatWindow(QWidget):
             return False
         self.session = self._new_session()
         self.used_memories.set_memories([])
-        self.counter = TurnCounter(review_config(self.ctx.settings.values))
+        self.schedule.new_conversation(review_config(self.ctx.settings.values))
         self.lines = []
         self._render()
         self.input.setFocus()
@@ -328,30 +327,32 @@ class ChatWindow(QWidget):
     # --- the turn review ----------------------------------------------------------------
 
     def _after_owner_turn(self, text: str) -> None:
-        config = review_config(self.ctx.settings.values)
-        self.counter.config = config
-        if not config.enabled:
+        due = self.schedule.owner_turn(text, review_config(self.ctx.settings.values))
+        if due is None:
             return
-        kind = self.counter.owner_turn(text)
-        if kind is not None:
-            self.start_review(kind, config)
+        if not due.start:
+            log.info("a review is still running; the %s review of this turn is skipped", due.kind.value)
+            return
+        self.start_review(due.kind)
+
+    @property
+    def skipped_reviews(self) -> int:
+        """Reviews that fell due while another still ran."""
+        return self.schedule.skipped
 
     def is_reviewing(self) -> bool:
         return self.reviewer is not None and self.reviewer.is_running()
 
-    def start_review(self, kind: ReviewKind, config: ReviewConfig | None = None) -> bool:
+    def start_review(self, kind: ReviewKind) -> bool:
         """Review a snapshot of the conversation now; False when one is already running."""
         if self.is_reviewing():
-            self.skipped_reviews += 1
-            log.info("a review is still running; the %s review of this turn is skipped", kind.value)
             return False
         values = self.ctx.settings.values
-        cfg = config or review_config(values)
         job = ReviewJob(
             self.session.id,
             tuple(self.session.conversation.messages),
             kind,
-            cfg,
+            self.schedule.config,
             sleep_config(values),
             values.chat.include_observations,
         )
@@ -365,7 +366,7 @@ class ChatWindow(QWidget):
             on_finished=self._on_review_finished,
             start=False,
         )
-        self._review_timer.start(int(cfg.timeout_s * 1000))
+        self._review_timer.start(int(self.schedule.started() * 1000))
         self.reviewer.start()
         self.review_started.emit(kind.value)
         if not self.is_streaming():
@@ -385,7 +386,7 @@ class ChatWindow(QWidget):
         if outcome.error:
             self._on_review_failed(outcome.error)
         else:
-            self._failure_reported = False
+            self.schedule.succeeded()
             if outcome.status != "done":
                 log.info("the %s review ended: %s", outcome.kind.value, outcome.status)
         summary = outcome.summary()
@@ -395,10 +396,8 @@ class ChatWindow(QWidget):
 
     def _on_review_failed(self, message: str) -> None:
         log.warning("the turn review failed: %s", message)
-        if self._failure_reported:
-            return
-        self._failure_reported = True
-        self.review_failed.emit(message)
+        if self.schedule.failed():
+            self.review_failed.emit(message)
 
     def _warn(self, text: str) -> None:
         if text in self._warned:
@@ -411,6 +410,7 @@ class ChatWindow(QWidget):
 
     def _on_review_finished(self) -> None:
         self.reviewer = None
+        self.schedule.ended()
         self._review_timer.stop()
         if not self.is_streaming():
             self.status.setText(self._idle_status())
