@@ -89,7 +89,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
         if args.action == "why":
             prov = review.why(rt.uow, int_id(args.id, "fact"))
             if args.json:
-                emit_json(prov.as_json())
+                emit_json(prov.to_json())
             else:
                 print_provenance(prov)
             return 0

@@ -61,7 +61,7 @@ def _print_chat_import(args: argparse.Namespace, export: ChatExport, report: Cha
                 "format": export.format,
                 "format_name": export.format_name,
                 "encoding": export.encoding,
-                **report.as_json(),
+                **report.to_json(),
             }
         )
         return

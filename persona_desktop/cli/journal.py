@@ -35,7 +35,7 @@ def cmd_journal_verify(args: argparse.Namespace) -> int:
     with runtime(args) as rt:
         check = verify_journal(rt.uow)
     if args.json:
-        emit_json(check.as_json())
+        emit_json(check.to_json())
     elif check.ok:
         print(check.message)
     else:

@@ -30,14 +30,14 @@ def nothing(what: str, next_step: str) -> None:
 
 
 class HasJson(Protocol):
-    def as_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> dict[str, Any]: ...
 
 
 def listed(args: argparse.Namespace, items: Sequence[HasJson], empty: tuple[str, str]) -> bool:
     """With --json the items as a JSON list; without, and none, `empty`: what that means and
     what to do next. True when that was all to write (else the command lists them as text)."""
     if args.json:
-        emit_json([item.as_json() for item in items])
+        emit_json([item.to_json() for item in items])
         return True
     if not items:
         nothing(*empty)

@@ -51,7 +51,7 @@ def cmd_review_run(args: argparse.Namespace) -> int:
         if outcome.applied:
             export_after(rt)
     if args.json:
-        emit_json({"conversation": conv_id, "source_id": source_id, **outcome.as_json()})
+        emit_json({"conversation": conv_id, "source_id": source_id, **outcome.to_json()})
     else:
         print_review(outcome)
         print(outcome.summary() or f"{kind.value.capitalize()} review: nothing proposed")

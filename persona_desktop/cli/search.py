@@ -17,7 +17,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     with runtime(args) as rt:
         results = search(rt.uow, args.query, args.kind, since, args.limit)
     if args.json:
-        emit_json([r.as_json() for r in results])
+        emit_json([r.to_json() for r in results])
         return 0
     for r in results:
         h = r.hit

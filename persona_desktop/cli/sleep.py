@@ -33,7 +33,7 @@ def cmd_sleep_run(args: argparse.Namespace) -> int:
         if outcome.status.value == "failed":
             diagnosis = _diagnose_llm(rt.settings)
     if args.json:
-        emit_json(outcome.as_json() | ({"diagnosis": diagnosis.as_json()} if diagnosis else {}))
+        emit_json(outcome.to_json() | ({"diagnosis": diagnosis.to_json()} if diagnosis else {}))
     else:
         print(outcome.message)
         if outcome.run_id is not None:

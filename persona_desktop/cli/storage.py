@@ -34,7 +34,7 @@ def cmd_storage(args: argparse.Namespace) -> int:
         report = measure(rt.uow, rt.data_dir, budget, detailed=True)
         key = rt.store.key_source
     if args.json:
-        emit_json({"encrypted": key is not None, "key": key, **report.as_json()})
+        emit_json({"encrypted": key is not None, "key": key, **report.to_json()})
         return 0
     protection = {"keyring": "key in the OS keyring", "passphrase": "key under your passphrase"}
     print(f"encrypted: {'yes, ' + protection[key] if key else 'no (storage.encrypted false)'}")

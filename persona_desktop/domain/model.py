@@ -128,7 +128,7 @@ class Fragment:
         """Text another assistant sent over MCP (no importer or capture makes such a ref)."""
         return self.ref.startswith(f"{OUTSIDE}:")
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The fragment in the CLI's JSON (DESIGN.md, CLI contract: `fragments --json`)."""
         return {
             "id": self.id,
@@ -209,7 +209,7 @@ class Revision:
     run_id: int | None
     data: dict[str, Any]
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The entry in the CLI's JSON (`journal --json`)."""
         return {
             "id": self.id,

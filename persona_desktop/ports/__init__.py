@@ -325,7 +325,7 @@ class JournalCheck:
     first_bad: int | None
     message: str
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "entries": self.entries, "first_bad": self.first_bad, "message": self.message}
 
 
@@ -340,7 +340,7 @@ class Skill:
     created_at: datetime
     updated_at: datetime
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The skill in the CLI's JSON (`skills --json`)."""
         return {
             "id": self.id,

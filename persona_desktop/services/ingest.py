@@ -157,7 +157,7 @@ class SourceImport:
     edits: list[dict[str, str]] = field(default_factory=list)  # the first MAX_NAMED (journaled)
     clamped: list[str] = field(default_factory=list)  # its future-dated messages (journaled)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "id": self.source_id,
             "key": self.source.key,
@@ -197,7 +197,7 @@ class ChatImportReport:
     def skipped_total(self) -> int:
         return sum(self.skipped.values())
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The import in the CLI's JSON (`ingest chat --json`, after the file and its format)."""
         return {
             "chats": len(self.sources),
@@ -209,7 +209,7 @@ class ChatImportReport:
             "skipped_total": self.skipped_total,
             "unreadable": [{"place": s.place, "why": s.detail} for s in self.unreadable],
             "warnings": self.warnings,
-            "sources": [s.as_json() for s in self.sources],
+            "sources": [s.to_json() for s in self.sources],
         }
 
 

@@ -73,7 +73,7 @@ def search_memory(
         raise ScopeError(f"searching {kind} is not allowed: the owner can add `{scope}` to mcp.read_scopes")
     results = search(uow, query, kind, parse_since(since), min(max(1, limit), MAX_RESULTS), allowed)
     return {
-        "results": [r.as_json() for r in results],
+        "results": [r.to_json() for r in results],
         "searched": sorted(k for k in KINDS if k in allowed and (kind is None or k == kind)),
     }
 

@@ -53,7 +53,7 @@ class Diagnosis:
     def ready(self) -> bool:
         return self.problem is Problem.READY
 
-    def as_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {
             "problem": self.problem.value,
             "host": self.host,

@@ -28,7 +28,7 @@ class CandidateView:
     evidence_count: int
     sources: list[str]
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The candidate in the CLI's JSON (DESIGN.md, CLI contract: `candidates --json`)."""
         c = self.candidate
         return {
@@ -56,7 +56,7 @@ class FactView:
     refs: list[str]
     origin: str  # "policy" (applied overnight) or "owner" (approved)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The fact in the CLI's JSON (DESIGN.md, CLI contract: `facts --json`)."""
         f = self.fact
         return {
@@ -82,7 +82,7 @@ class SourceView:
     source: SourceInfo
     fragments: int
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The source in the CLI's JSON (`sources --json`)."""
         s = self.source
         return {

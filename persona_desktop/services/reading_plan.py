@@ -60,7 +60,7 @@ class Backlog:
     history_left: int
     history_total: int
 
-    def as_json(self) -> dict[str, int | str]:
+    def to_json(self) -> dict[str, int | str]:
         return {"left": self.history_left, "total": self.history_total, "summary": self.summary()}
 
     def summary(self) -> str:

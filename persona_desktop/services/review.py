@@ -333,10 +333,10 @@ class EvidenceItem:
     source_label: str
     context: list[Fragment]
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The evidence in the CLI's JSON (`facts why ID --json`): the fragment, its source, its context."""
         return {
-            **self.fragment.as_json(),
+            **self.fragment.to_json(),
             "source": self.source_key,
             "source_label": self.source_label,
             "context": [{"ref": c.ref, "author": c.author.value, "text": c.text} for c in self.context],
@@ -350,7 +350,7 @@ class Provenance:
     evidence: list[EvidenceItem]
     decisions: list[dict[str, Any]]
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The provenance chain in the CLI's JSON (DESIGN.md, CLI contract: `facts why ID`)."""
         f, c = self.fact, self.candidate
         return {
@@ -358,7 +358,7 @@ class Provenance:
             "candidate": None
             if c is None
             else {"id": c.id, "statement": c.statement, "score": c.score, "signals": c.signals},
-            "evidence": [item.as_json() for item in self.evidence],
+            "evidence": [item.to_json() for item in self.evidence],
             "decisions": self.decisions,
         }
 

@@ -28,7 +28,7 @@ class SearchResult:
     line: str  # the matching line of the text
     spans: tuple[tuple[int, int], ...]  # [start, end) of each matched word in `line`
 
-    def as_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         h = self.hit
         out: dict[str, object] = {
             "kind": h.kind,

@@ -101,7 +101,7 @@ class RunOutcome:
     error: str | None
     message: str
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "status": self.status.value,
             "run_id": self.run_id,
@@ -575,7 +575,7 @@ class SleepCycle:
         with self._owned() as uow:
             left = backlog(uow, now, self._cfg.period_days)
             record_backlog(uow, left)
-            counters["history"] = left.as_json()
+            counters["history"] = left.to_json()
             uow.runs.finish(run_id, status, now, counters, error)
             uow.journal.append(
                 at=now,

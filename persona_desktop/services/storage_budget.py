@@ -52,7 +52,7 @@ class SpaceReport:
     def fraction(self) -> float:
         return self.used / self.budget if self.budget else 0.0
 
-    def as_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, object]:
         return {
             "used_bytes": self.used,
             "budget_bytes": self.budget,

@@ -128,7 +128,7 @@ class ReviewOutcome:
         )
         return f"{title}: {', '.join(parts)}"
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind.value,
             "status": self.status,
@@ -234,7 +234,7 @@ class TurnReview:
                     messages.append({"role": "tool", "tool_name": name, "content": result})
         except LLMError as exc:
             outcome.status, outcome.error = "failed", str(exc)
-        self._journal("review.finished", snapshot, outcome.as_json())
+        self._journal("review.finished", snapshot, outcome.to_json())
         return outcome
 
     # --- tool calls ---------------------------------------------------------------------

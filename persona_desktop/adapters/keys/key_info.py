@@ -67,7 +67,7 @@ class Protection:
     scrypt: ScryptParams = DEFAULT_SCRYPT
     wrapped: bytes = b""  # nonce + AES-GCM(kek, store key)
 
-    def as_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"source": self.source, "store_id": self.store_id}
         if self.source == "passphrase":
             out["kdf"] = {"name": "scrypt", "n": self.scrypt.n, "r": self.scrypt.r, "p": self.scrypt.p}
@@ -207,10 +207,10 @@ def load(data_dir: Path) -> KeyInfo | None:
 
 def save(data_dir: Path, info: KeyInfo) -> None:
     """Atomically (temp file, fsync, rename, fsync the folder), 0600."""
-    raw: dict[str, Any] = {"format": FORMAT, "current": info.current.as_json()}
+    raw: dict[str, Any] = {"format": FORMAT, "current": info.current.to_json()}
     if info.next is not None:
         raw["next"] = {
-            "protection": info.next.protection.as_json(),
+            "protection": info.next.protection.to_json(),
             "under_current": _b64(info.next.under_current),
         }
     path = key_info_path(data_dir)
