@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterable
+from typing import NoReturn, TypeVar, overload
 
 from persona_desktop import __version__
 from persona_desktop.cli.arguments import count
@@ -21,6 +21,8 @@ from persona_desktop.cli.search import cmd_mcp, cmd_search
 from persona_desktop.cli.sleep import cmd_sleep_run
 from persona_desktop.cli.storage import cmd_storage
 
+_N = TypeVar("_N")
+
 
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, like every other error of the CLI."""
@@ -32,9 +34,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
+    @overload
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]: ...
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None, namespace: _N) -> tuple[_N, list[str]]: ...
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    def parse_known_args(
+        self, args: Iterable[str] | None = None, namespace: _N | None = None
+    ) -> tuple[_N | argparse.Namespace, list[str]]:
         """argparse takes free text that starts with a dash (`search -foo`) for an unknown
         option: then say how to pass it, rather than "the query is required"."""
         parsed, extras = super().parse_known_args(args, namespace)

@@ -149,14 +149,6 @@ class WindowInfo(Protocol):
     def close(self) -> None: ...
 
 
-class DesktopWindowInfo(WindowInfo, Protocol):
-    """A Wayland compositor's window list, in its logical layout coordinates."""
-
-    def layout(self) -> Box | None:
-        """The bounding box of every output (logical pixels), or None when unknown."""
-        ...
-
-
 @dataclass(frozen=True, slots=True)
 class OwnScreen:
     """What of the app's own is on screen now, as the ui knows it."""

@@ -29,10 +29,6 @@ def _microphones() -> list[str]:
     return list_microphones()
 
 
-def label_for(key: str) -> str:
-    return text_for(key).label
-
-
 class Field(QObject):
     """A setting's editor: `raw()` is what the owner entered, `error` what is wrong with it."""
 
@@ -168,10 +164,6 @@ class Field(QObject):
         target = self.widget.line if isinstance(self.widget, PathEdit) else self.widget
         target.setStyleSheet("background: #fde2e0; color: #202124;" if bad else "")
         self.widget.setToolTip(self.error if bad and self.error else self.help)
-
-    @property
-    def is_text(self) -> bool:
-        return isinstance(self.widget, QLineEdit)
 
 
 def _plain_error(message: str, key: str) -> str:

@@ -56,9 +56,6 @@ class UsedMemories(QWidget):
         self.toggle.setChecked(False)
         self._show_list(False)
 
-    def set_expanded(self, expanded: bool) -> None:
-        self.toggle.setChecked(expanded)
-
     def _show_list(self, expanded: bool) -> None:
         n = len(self.memories)
         noun = "memory" if n == 1 else "memories"
