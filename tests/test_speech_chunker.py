@@ -13,6 +13,7 @@ import pytest
 
 from persona_desktop.adapters.whisper_transcriber import WhisperTranscriber
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.bootstrap.speech import speech_sessions
 from persona_desktop.capture.speech import (
     ChunkerOptions,
     SpeechChunk,
@@ -238,3 +239,24 @@ def test_starting_a_session_applies_text_retention(
     purging.stop()
     with runtime.uow.read() as uow:
         assert uow.fragments.all(Kind.SPEECH) == []
+
+
+def test_each_new_recording_follows_the_settings_as_they_are_then(
+    runtime: Runtime, transcriber: WhisperTranscriber, spoken: list[np.ndarray]
+) -> None:
+    """Pause and resume start a new session from the same factory: a "Keep recordings"
+    unticked in between must hold for the next recording, not only after a restart."""
+    runtime.settings.set("capture.keep_audio", True)
+    sessions = speech_sessions(runtime, transcriber)
+    runtime.settings.set("capture.keep_audio", False)
+
+    clock = StepClock(datetime.now(UTC))
+    session = sessions("Microphone")
+    session.start()
+    feed_stream(session.feed_pcm16, np.concatenate([silence(0.5), spoken[2], silence(1.5)]), clock)
+    session.stop()
+    with runtime.uow.read() as uow:
+        frags = uow.fragments.all(Kind.SPEECH)
+    assert frags, "nothing was transcribed"
+    assert all(f.locator["clip"] is None for f in frags), "a clip was kept after keep_audio was turned off"
+    assert not list((runtime.data_dir / "clips").rglob("*.ogg"))

@@ -23,10 +23,11 @@ def transcriber_from_settings(settings: Settings, *, idle_unload_s: float = 300.
 
 
 def speech_sessions(rt: Runtime, transcriber: Transcriber) -> Callable[[str], SpeechSession]:
-    """A new live session for each start of the recorder, on its device, as the settings say."""
-    s = rt.settings.values.capture
+    """A new live session for each start of the recorder, on its device, as the settings say
+    at that start (a pause and resume is a new start: an unticked "Keep recordings" holds)."""
 
     def session(device: str) -> SpeechSession:
+        s = rt.settings.values.capture
         return SpeechSession(
             transcriber,
             cast(UnitOfWorkFactory, rt.uow),
