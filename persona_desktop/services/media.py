@@ -8,6 +8,7 @@ a sealed crop or clip of an encrypted store comes back decrypted, in memory only
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -97,12 +98,24 @@ def purge_expired_files(root: Path, pattern: str, now: datetime, retention_days:
     removed = 0
     for path in root.glob(pattern):
         try:
-            if path.stat().st_mtime < cutoff:
+            if _own_file(root, path) and path.lstat().st_mtime < cutoff:
                 path.unlink()
                 removed += 1
         except FileNotFoundError:
             continue
     for folder in root.iterdir():
-        if folder.is_dir() and not any(folder.iterdir()):
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
             folder.rmdir()
     return removed
+
+
+def _own_file(root: Path, path: Path) -> bool:
+    """A regular file reached through real folders: the app never writes a link, so a link
+    under `root` (a planted one, or one from a restored backup) is neither followed nor
+    counted; a purge only ever deletes inside the data folder."""
+    folder = root
+    for name in path.relative_to(root).parts[:-1]:
+        folder = folder / name
+        if folder.is_symlink():
+            return False
+    return stat.S_ISREG(path.lstat().st_mode)
