@@ -12,7 +12,9 @@ MAX_LINES = 250
 def test_no_cli_module_is_over_250_lines() -> None:
     modules = sorted(CLI.glob("*.py"))
     assert len(modules) > 5, "the cli package moved: point this test at it"
-    too_long = {p.name: n for p in modules if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    too_long = {
+        p.name: n for p in modules if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert not too_long, f"split these CLI modules (at most {MAX_LINES} lines): {too_long}"
 
 

@@ -87,7 +87,9 @@ def test_a_new_conversation_starts_the_counters_over() -> None:
 
 
 def test_skill_and_memory_reviews_falling_due_together_are_one_combined_review() -> None:
-    cfg = ReviewConfig(enabled=True, memory_interval=2, skill_interval=2, allowed_toolsets=("memory", "skills"))
+    cfg = ReviewConfig(
+        enabled=True, memory_interval=2, skill_interval=2, allowed_toolsets=("memory", "skills")
+    )
     schedule = ReviewSchedule(cfg)
     assert schedule.owner_turn("a") is None
     assert schedule.owner_turn("b") == DueReview(ReviewKind.COMBINED, True)

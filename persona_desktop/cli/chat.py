@@ -52,7 +52,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 sys.stdout.write("\n")
                 sys.stdout.flush()
                 if outcome.error:
-                    print(f"persona-desktop: the assistant could not answer: {outcome.error}", file=sys.stderr)
+                    print(
+                        f"persona-desktop: the assistant could not answer: {outcome.error}", file=sys.stderr
+                    )
                 _print_memories(outcome)
                 reviews.after_turn(text, session)
             reviews.finish()

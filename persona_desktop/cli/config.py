@@ -30,7 +30,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         from persona_desktop.autostart import sync_autostart
 
         folder = data_dir(args)
-        sync_autostart(settings.values.app.start_at_login, ["--data-dir", str(folder.resolve())] if folder else [])
+        sync_autostart(
+            settings.values.app.start_at_login, ["--data-dir", str(folder.resolve())] if folder else []
+        )
     if args.key == "storage.encrypted":
         _apply_encryption_setting(args, settings.values.storage.encrypted)
     settings.save()

@@ -167,7 +167,13 @@ def cmd_ingest_screen(args: argparse.Namespace) -> int:
             continue
         r = o.result
         report.append(
-            {"file": o.path, "capture": r.source_key, "lines": o.lines, "added": r.added, "skipped": r.skipped}
+            {
+                "file": o.path,
+                "capture": r.source_key,
+                "lines": o.lines,
+                "added": r.added,
+                "skipped": r.skipped,
+            }
         )
         if not args.json:
             print(f"{o.path}: {o.lines} line(s), {r.added} new, {r.skipped} already known")

@@ -35,15 +35,15 @@ def cmd_sources(args: argparse.Namespace) -> int:
     with runtime(args) as rt:
         items = queries.sources(rt.uow)
         usage = (
-            []
-            if args.json
-            else measure(rt.uow, rt.data_dir, rt.settings.values.storage.max_mb, True).lines()
+            [] if args.json else measure(rt.uow, rt.data_dir, rt.settings.values.storage.max_mb, True).lines()
         )
     if listed(args, items, ("No sources yet.", CAPTURE_HINT)):
         return 0
     for s in items:
         source = s.source
-        print(f"#{s.id:<5} {source.kind.value:6} {s.fragments:>6} fragment(s)  {source.key}  ({source.label})")
+        print(
+            f"#{s.id:<5} {source.kind.value:6} {s.fragments:>6} fragment(s)  {source.key}  ({source.label})"
+        )
     for line in usage:
         print(line)
     return 0

@@ -155,4 +155,3 @@ def fragments(uow_factory: UnitOfWorkFactory, kind: Kind | None = None) -> list[
 def sources(uow_factory: UnitOfWorkFactory) -> list[SourceView]:
     with uow_factory.read() as uow:
         return [SourceView(i, s, n) for i, s, n in uow.sources.all()]
-
