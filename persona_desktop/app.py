@@ -36,6 +36,7 @@ from persona_desktop.bootstrap.desktop import (
     diagnoser,
     forget_screen_refusal,
     install_capture_shortcut,
+    key_grabber,
 )
 from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
@@ -82,6 +83,7 @@ def build_context(rt: Runtime, settings: Settings | None = None) -> UiContext:
         llm_for=_llm_for(s),
         autostart=autostart_switch(rt.data_dir),
         diagnoser=diagnoser,
+        key_grabber=key_grabber,
         media_dirs=[rt.data_dir / d for d in MEDIA_DIRS],
         embedder=rt.embedder,
         media_reader=MediaReader(rt.data_dir, rt.media),

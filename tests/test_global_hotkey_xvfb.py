@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from pytestqt.qtbot import QtBot
 
+from persona_desktop.adapters.x11_key_grab import X11KeyGrab, parse_key
 from persona_desktop.errors import PersonaError
-from persona_desktop.ui.global_hotkey import X11Hotkey, parse_key
 from persona_desktop.ui.shell import Shell
 from tests.ui_support import XServer, shell, start_xvfb, stop_xvfb, ui_ctx
 
@@ -38,7 +38,7 @@ def test_the_key_opens_search_from_anywhere_on_the_desktop(
     shell.start_global_shortcut()  # cleared: the grab is released
     assert shell.global_hotkey is None
     with pytest.raises(PersonaError, match="not a key"):
-        X11Hotkey("Ctrl+NoSuchKey").start()
+        X11KeyGrab("Ctrl+NoSuchKey")
 
 
 def test_no_key_by_default_and_bad_keys_are_said_in_words(

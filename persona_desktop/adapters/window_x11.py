@@ -13,9 +13,16 @@ import ctypes
 import os
 from ctypes import byref, c_int, c_uint, c_ulong, c_void_p
 
+from persona_desktop.adapters.x11_lib import (
+    ANY_PROPERTY_TYPE,
+    IS_VIEWABLE,
+    Atom,
+    Window,
+    XWindowAttributes,
+    load_x11,
+)
 from persona_desktop.errors import CaptureUnavailableError
 from persona_desktop.ports.screen import WindowDesc
-from persona_desktop.x11_lib import ANY_PROPERTY_TYPE, IS_VIEWABLE, Atom, Window, XWindowAttributes, load_x11
 
 
 class X11WindowInfo:

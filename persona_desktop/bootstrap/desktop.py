@@ -1,5 +1,5 @@
 """The desktop integration the ui is handed as plain calls: the Ollama check, start at login,
-the Wayland screenshot answer and the GNOME capture shortcut.
+the Wayland screenshot answer, the GNOME capture shortcut and the desktop-wide search key.
 
 Qt-free wiring, like the rest of `bootstrap`; each adapter is imported when its call is
 made (or, for the Ollama check, when the ui asks for it on the GUI thread), so the app
@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from persona_desktop.bootstrap import default_data_dir
+from persona_desktop.ports import KeyGrab
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 
 
@@ -56,3 +57,10 @@ def install_capture_shortcut(data_dir: Path) -> str:
     from persona_desktop.autostart import launch_command
 
     return install([*launch_command(), *data_dir_args(data_dir), "capture", "screen"])
+
+
+def key_grabber(text: str) -> KeyGrab:
+    """Grab the owner's search key on X11 (a PersonaError says why not: Wayland, no such key)."""
+    from persona_desktop.adapters.x11_key_grab import X11KeyGrab
+
+    return X11KeyGrab(text)

@@ -430,6 +430,21 @@ class Embedder(Protocol):
         ...
 
 
+class KeyGrab(Protocol):
+    """A desktop-wide key held for the app, from its making until `release`."""
+
+    def presses(self, cancelled: Callable[[], bool]) -> Iterator[None]:
+        """One value per press of the key, until `cancelled()` (a worker thread drains it)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+KeyGrabber = Callable[[str], KeyGrab]
+"""Grab the key a shortcut text names ('Ctrl+Alt+Space'); a PersonaError says why it
+cannot be had (no X11 session, no such key, not a shortcut)."""
+
+
 @dataclass(frozen=True, slots=True)
 class StoreSpace:
     """What the database uses: its live pages, and (when asked) an estimate per kind."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from persona_desktop.config import Settings
-from persona_desktop.ports import LLM, Clock, Embedder, LocalModel, UnitOfWorkFactory
+from persona_desktop.ports import LLM, Clock, Embedder, KeyGrabber, LocalModel, UnitOfWorkFactory
 from persona_desktop.services.media import MediaReader
 from persona_desktop.services.ollama_diagnosis import Diagnosis
 from persona_desktop.ui.memory_events import MemoryEvents
@@ -40,6 +40,7 @@ class UiContext:
     llm_for: LLMFor
     autostart: Callable[[bool], None] | None = None
     diagnoser: Diagnoser | None = None
+    key_grabber: KeyGrabber | None = None  # the desktop-wide search key (X11)
     media_dirs: list[Path] = field(default_factory=list)
     embedder: Callable[[], Embedder] | None = None  # recall by meaning, when recall.embeddings
     media_reader: MediaReader | None = None  # kept crops and clips, decrypted when sealed

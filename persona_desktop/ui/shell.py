@@ -28,7 +28,7 @@ from persona_desktop.ui.capture_control import CaptureController
 from persona_desktop.ui.chat_window import ChatWindow
 from persona_desktop.ui.context import UiContext
 from persona_desktop.ui.first_run import FirstRunDialog
-from persona_desktop.ui.global_hotkey import X11Hotkey
+from persona_desktop.ui.global_hotkey import GlobalHotkey
 from persona_desktop.ui.icons import TrayState, app_icon
 from persona_desktop.ui.memory_browser import MemoryBrowser
 from persona_desktop.ui.memory_events import MemoryChange
@@ -85,7 +85,7 @@ class Shell(QObject):
         scheduler.failed.connect(self._on_cycle_failed)
         self.search_shortcut = AppShortcut("Ctrl+Shift+F", self)
         self.search_shortcut.triggered.connect(self.open_search)
-        self.global_hotkey: X11Hotkey | None = None
+        self.global_hotkey: GlobalHotkey | None = None
         scheduler.idle.connect(self._on_scheduler_idle)  # `finished` comes while the thread still ends
         self._count_timer = QTimer(self)
         self._count_timer.setInterval(COUNT_REFRESH_MS)
@@ -466,12 +466,16 @@ class Shell(QObject):
         key = self.ctx.settings.values.search.global_shortcut.strip()
         if not key:
             return
+        grabber = self.ctx.key_grabber
+        if grabber is None:
+            self.notify("Search shortcut", "a desktop-wide shortcut is not available in this app")
+            return
         try:
-            hotkey = X11Hotkey(key, self)
-            hotkey.start()
+            grab = grabber(key)
         except PersonaError as exc:
             self.notify("Search shortcut", str(exc))
             return
+        hotkey = GlobalHotkey(grab, self)
         hotkey.pressed.connect(self.open_search)
         self.global_hotkey = hotkey
 

@@ -1,5 +1,5 @@
 """The libX11 binding (ctypes), shared by the X11 window reader (`adapters.window_x11`) and
-the desktop-wide search key (`ui.global_hotkey`).
+the desktop-wide search key (`adapters.x11_key_grab`).
 
 Loaded once per process, with an error handler that ignores X errors (a window closing
 between two calls) instead of letting libX11 exit the process.
