@@ -32,16 +32,17 @@ class DBusReplyError(PersonaError):
     """A reply whose content is not what the interface promises."""
 
 
-class _Connection(DBusConnection):
-    """jeepney's blocking connection, but its Hello has a deadline too: a bus that accepts
-    the connection and then never answers must not hang the capture thread."""
-
-    def __init__(self, sock: object, hello_timeout: float) -> None:
-        DBusConnectionBase.__init__(self, sock)
-        self._filters = MessageFilters()
-        reply = self.send_and_get_reply(message_bus.Hello(), timeout=hello_timeout)
-        (name,) = body_of(reply, "Hello")
-        self.unique_name = expect_str(name, "Hello")
+def _connect(sock: object, hello_timeout: float) -> DBusConnection:
+    """jeepney's blocking connection, set up as its own __init__ does, but its Hello has a
+    deadline too: a bus that accepts the connection and then never answers must not hang
+    the capture thread."""
+    conn: DBusConnection = DBusConnection.__new__(DBusConnection)
+    DBusConnectionBase.__init__(conn, sock)
+    conn._filters = MessageFilters()
+    reply = conn.send_and_get_reply(message_bus.Hello(), timeout=hello_timeout)
+    (name,) = body_of(reply, "Hello")
+    conn.unique_name = expect_str(name, "Hello")
+    return conn
 
 
 class SessionBus:
@@ -56,7 +57,7 @@ class SessionBus:
         except (OSError, TimeoutError, ValueError) as exc:
             raise CaptureUnavailableError(f"the D-Bus session bus cannot be reached: {exc}") from None
         try:
-            self.conn: DBusConnection = _Connection(sock, timeout)
+            self.conn: DBusConnection = _connect(sock, timeout)
         except (OSError, TimeoutError, PersonaError) as exc:
             sock.close()
             raise CaptureUnavailableError(
