@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 
 from persona_desktop.adapters.keys import key_info
 from persona_desktop.adapters.keys.key_info import ScryptParams
@@ -170,6 +171,23 @@ def chat_line(
 def write_jsonl(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def utc_noon() -> Iterator[datetime]:
+    """The wall clock moved back to the last UTC noon, ticking, for the test's duration.
+
+    The sleep cycle cuts documents at UTC midnight (DESIGN.md), so chat lines a few
+    hours apart share a document at 15:00 and not at 02:30: a test that counts
+    documents or model calls over such lines asks for this clock and reads the same
+    whenever it runs. In process only; a child process keeps the real clock.
+    """
+    now = datetime.now(UTC)
+    noon = now.replace(hour=12, minute=0, second=0, microsecond=0)
+    if noon > now:
+        noon -= timedelta(days=1)
+    with time_machine.travel(noon, tick=True):
+        yield noon
 
 
 def chat_import_error(cli: Cli, *args: str) -> str:

@@ -17,6 +17,9 @@ from tests.conftest import Cli, chat_line, write_jsonl
 from tests.ollama_server import OllamaServer, document_lines, schema_keys
 from tests.sleep_support import Claim, ScriptedModel
 
+# Lines hours apart must share one document: a UTC noon, not the hour the suite runs at.
+pytestmark = pytest.mark.usefixtures("utc_noon")
+
 PEANUTS = "I am allergic to peanuts, so please never suggest peanut dishes."
 
 
