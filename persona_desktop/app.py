@@ -38,7 +38,7 @@ from persona_desktop.bootstrap.desktop import (
     install_capture_shortcut,
     key_grabber,
 )
-from persona_desktop.capture.screen_desktop import ScreenSupport
+from persona_desktop.bootstrap.screen_support import screen_support
 from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
@@ -189,13 +189,9 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
 
 def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
-    """The screen wiring is imported at first use, as the loop is: it loads numpy, Pillow,
-    mss and Tesseract's binding, which an idle tray with capture off never needs."""
-
-    def support() -> ScreenSupport:
-        from persona_desktop.bootstrap.screen import screen_support
-
-        return screen_support(rt.settings)
+    """The screen wiring is imported at first capture, as the loop is: it loads numpy, Pillow,
+    mss and Tesseract's binding, which an idle tray with capture off never needs. What the
+    desktop supports is asked of the light `screen_support`."""
 
     def probe() -> str:
         from persona_desktop.bootstrap.screen import probe_screen
@@ -215,7 +211,7 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -
         return False
 
     return ScreenHooks(
-        support=support,
+        support=lambda: screen_support(rt.settings),
         probe=probe,
         capture_once=capture_once,
         capture_now=capture_now,

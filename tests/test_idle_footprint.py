@@ -32,6 +32,7 @@ tray = Tray(shell)
 window = MainWindow(shell)
 window.show()
 shell.start()
+shell.screen_access.support()  # what the tray asks to show the screen item
 end = time.monotonic() + 2.0
 while time.monotonic() < end:
     app.processEvents()
