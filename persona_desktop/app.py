@@ -38,6 +38,7 @@ from persona_desktop.bootstrap.desktop import (
     install_capture_shortcut,
     key_grabber,
 )
+from persona_desktop.bootstrap.screen_support import screen_support
 from persona_desktop.capture.screen_privacy import OWN_APP
 from persona_desktop.config import Settings
 from persona_desktop.crash_hook import CrashHook
@@ -52,7 +53,7 @@ from persona_desktop.ui.main_window import MainWindow
 from persona_desktop.ui.own_windows import NOTIFICATION_SECONDS, OwnWindowTracker
 from persona_desktop.ui.passphrase_dialog import ask_passphrase
 from persona_desktop.ui.scheduler import SleepScheduler
-from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks
+from persona_desktop.ui.screen_access import GatedScreenLoop, ScreenAccess, ScreenHooks, Summary
 from persona_desktop.ui.shell import Shell
 from persona_desktop.ui.single_instance import SingleInstance, notify_running, server_name
 from persona_desktop.ui.storage_watch import StorageWatch
@@ -188,7 +189,19 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
 
 def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
-    from persona_desktop.bootstrap import screen as screen_wiring
+    """The screen wiring is imported at first capture, as the loop is: it loads numpy, Pillow,
+    mss and Tesseract's binding, which an idle tray with capture off never needs. What the
+    desktop supports is asked of the light `screen_support`."""
+
+    def probe() -> str:
+        from persona_desktop.bootstrap.screen import probe_screen
+
+        return probe_screen(rt.settings)
+
+    def capture_once() -> Summary:
+        from persona_desktop.bootstrap.screen import capture_once as once
+
+        return once(rt, own_windows=own)
 
     def capture_now() -> bool:
         if screen.capture_now():
@@ -198,9 +211,9 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -
         return False
 
     return ScreenHooks(
-        support=lambda: screen_wiring.screen_support(rt.settings),
-        probe=lambda: screen_wiring.probe_screen(rt.settings),
-        capture_once=lambda: screen_wiring.capture_once(rt, own_windows=own),
+        support=lambda: screen_support(rt.settings),
+        probe=probe,
+        capture_once=capture_once,
         capture_now=capture_now,
         forget_refusal=forget_screen_refusal,
         install_shortcut=lambda: install_capture_shortcut(rt.data_dir),

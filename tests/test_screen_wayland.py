@@ -30,12 +30,8 @@ from persona_desktop.adapters.wayland.permission import STORE, forget_screenshot
 from persona_desktop.adapters.wayland.portal import PORTAL_PATH, REQUEST, PortalShooter, PortalTimeoutError
 from persona_desktop.app import build_context, build_shell
 from persona_desktop.bootstrap import Runtime
-from persona_desktop.bootstrap.screen import (
-    DesktopCapture,
-    build_screen_loop,
-    capture_once,
-    screen_support,
-)
+from persona_desktop.bootstrap.screen import DesktopCapture, build_screen_loop, capture_once
+from persona_desktop.bootstrap.screen_support import screen_support
 from persona_desktop.capture.screen_loop import ScreenEvent
 from persona_desktop.domain.model import Kind
 from persona_desktop.errors import CapturePermissionError, CaptureUnavailableError

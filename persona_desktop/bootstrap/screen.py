@@ -11,7 +11,6 @@ Calls extension). Where no window list exists, periodic capture stays off.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -21,16 +20,14 @@ from typing import cast
 from persona_desktop.adapters.ocr_tesseract import TesseractOcr
 from persona_desktop.adapters.screen_mss import MssGrabber
 from persona_desktop.bootstrap import Runtime
+from persona_desktop.bootstrap.screen_support import screen_support
 from persona_desktop.capture.screen_black import BLACK_MESSAGE, is_all_black
 from persona_desktop.capture.screen_desktop import (
     GNOME_NO_EXTENSION,
     NO_WINDOWS_REASON,
-    DesktopSession,
     ScreenSupport,
     Session,
     WindowSource,
-    detect,
-    support_for,
 )
 from persona_desktop.capture.screen_files import FileOutcome, ingest_images
 from persona_desktop.capture.screen_images import purge_expired_images, screen_image_dir
@@ -79,15 +76,6 @@ def build_pipeline(
 
 
 log = logging.getLogger(__name__)
-
-
-def current_desktop() -> DesktopSession:
-    return detect(os.environ, sys.platform)
-
-
-def screen_support(settings: Settings, desktop: DesktopSession | None = None) -> ScreenSupport:
-    """What screen capture can do on this desktop, with the owner's choice about flashing."""
-    return support_for(desktop or current_desktop(), settings.values.capture.periodic_with_flash)
 
 
 def window_info_factory() -> WindowInfo:

@@ -31,7 +31,7 @@ def cmd_capture_screen(args: argparse.Namespace) -> int:
 def cmd_capture_support(args: argparse.Namespace) -> int:
     """What screen capture can do on this desktop, from the session's variables."""
     from persona_desktop.bootstrap import load_settings
-    from persona_desktop.bootstrap.screen import screen_support
+    from persona_desktop.bootstrap.screen_support import screen_support
 
     support = screen_support(load_settings(data_dir(args)))
     if args.json:

@@ -8,15 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 Box = tuple[int, int, int, int]
 """left, top, right, bottom in pixels (right/bottom exclusive)."""
 
-Pixels = npt.NDArray[np.uint8]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Pixels: TypeAlias = npt.NDArray[np.uint8]
+else:
+
+    def __getattr__(name: str) -> object:
+        """`Pixels` made on first import: the window values here serve the tray at start,
+        which must not load numpy (about 15 MB) while capture is off."""
+        if name == "Pixels":
+            import numpy as np
+            import numpy.typing as npt
+
+            return npt.NDArray[np.uint8]
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAX_IMAGE_PIXELS = 100_000_000
 """Larger pictures are refused, whoever hands them over (a file, a portal, grim)."""
@@ -60,6 +73,8 @@ class Frame:
     def rgb(self) -> Pixels:
         if not self.bgra:
             return self.pixels
+        import numpy as np
+
         return np.ascontiguousarray(self.pixels[:, :, 2::-1])
 
 
