@@ -37,7 +37,8 @@ os.environ["OMP_THREAD_LIMIT"] = "1"
 
 from bench.store_modes import headless_keys
 from persona_desktop.bootstrap import open_runtime
-from persona_desktop.bootstrap.screen import DesktopCapture, build_screen_loop, screen_support
+from persona_desktop.bootstrap.screen import DesktopCapture, build_screen_loop
+from persona_desktop.bootstrap.screen_support import screen_support
 from persona_desktop.ports.screen import ScreenGrabber, WindowInfo
 from tests.screen_support import show_window, xvfb
 from tests.wayland_session import WaylandSession, wayland_session

@@ -190,8 +190,12 @@ def _speech_loop(rt: Runtime, messages: CaptureMessages) -> LazyLoop:
 
 def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -> ScreenHooks:
     """The screen wiring is imported at first capture, as the loop is: it loads numpy, Pillow,
-    mss and Tesseract's binding, which an idle tray with capture off never needs. What the
-    desktop supports is asked of the light `screen_support`."""
+    mss and Tesseract's binding, which an idle tray with capture off never needs. `load`
+    imports it on the GUI thread; `probe` and `capture_once` then only call it on a worker.
+    What the desktop supports is asked of the light `screen_support`."""
+
+    def load() -> None:
+        import persona_desktop.bootstrap.screen  # noqa: F401  (the import is the point)
 
     def probe() -> str:
         from persona_desktop.bootstrap.screen import probe_screen
@@ -217,6 +221,7 @@ def _screen_hooks(rt: Runtime, screen: LazyLoop, own: OwnWindowTracker | None) -
         capture_now=capture_now,
         forget_refusal=forget_screen_refusal,
         install_shortcut=lambda: install_capture_shortcut(rt.data_dir),
+        load=load,
     )
 
 

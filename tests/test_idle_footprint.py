@@ -8,6 +8,7 @@ capture. Run in a child process, since this test process has loaded them long ag
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,8 @@ def test_the_started_app_with_capture_off_has_not_loaded_the_capture_stack(data_
         text=True,
         timeout=120,
         check=False,
+        # offscreen even on a developer's desktop; an Ollama host that answers nothing
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "OLLAMA_HOST": "127.0.0.1:9"},
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -176,18 +177,27 @@ def test_capture_now_with_capture_off_waits_for_the_app_s_notification_to_go(
             access = shell.screen_access
             assert access is not None
             tries: list[int] = []
-            real = access.hooks.capture_once
+            calls: list[tuple[str, bool]] = []  # (hook, on the GUI thread)
+            real, real_load = access.hooks.capture_once, access.hooks.load
+            assert real_load is not None
 
             def counted() -> Summary:  # the real capture, counted (on the worker thread)
                 tries.append(1)
+                calls.append(("capture_once", threading.current_thread() is threading.main_thread()))
                 return real()
 
-            access.hooks = dataclasses.replace(access.hooks, capture_once=counted)
+            def load() -> None:
+                calls.append(("load", threading.current_thread() is threading.main_thread()))
+                real_load()
+
+            access.hooks = dataclasses.replace(access.hooks, capture_once=counted, load=load)
             shown_at = datetime.now(UTC)
             tracker.notification_shown(0.5)  # up for 0.5 s, and the margin servers need
             access.capture_now_action.trigger()
             qtbot.waitUntil(lambda: OTHERS in _screen_texts(runtime), timeout=30_000)
             assert len(tries) >= 2  # the first found the notification up, and was tried again
+            # the wiring is imported on the GUI thread before each capture goes to a worker
+            assert calls[:2] == [("load", True), ("capture_once", False)]
             with runtime.uow.read() as uow:
                 first_read = min(f.captured_at for f in uow.fragments.all(Kind.SCREEN))
             assert first_read >= shown_at + timedelta(seconds=0.5 + NOTIFICATION_MARGIN_S)

@@ -65,6 +65,10 @@ class ScreenHooks:
     capture_now: Callable[[], bool]  # (GUI thread) ask the running loop to capture now; False when none runs
     forget_refusal: Callable[[], list[str]]  # app ids whose stored answer was forgotten
     install_shortcut: Callable[[], str] | None = None  # GNOME: add the keyboard shortcut; its keys
+    load: Callable[[], None] | None = None
+    """Imports what `probe` and `capture_once` need; called on the GUI thread before either
+    goes to a worker, as the Diagnoser is (a first import on a worker while the GUI thread
+    imports is what broke a frozen build, see ui/context.py)."""
 
 
 class ScreenAccess(QObject):
@@ -123,7 +127,12 @@ class ScreenAccess(QObject):
         self.window.set_busy(
             "Waiting for the desktop... (it may ask you whether Persona Desktop may take screenshots)"
         )
+        self._load()
         self.work.run(self.hooks.probe, self._on_allowed, self._on_probe_failed)
+
+    def _load(self) -> None:
+        if self.hooks.load is not None:
+            self.hooks.load()
 
     def _on_allowed(self, what: str) -> None:
         self._ctx.settings.set(CONFIRMED, True)
@@ -210,6 +219,7 @@ class ScreenAccess(QObject):
         self._capture_once()
 
     def _capture_once(self) -> None:
+        self._load()
         self.work.run(self.hooks.capture_once, self._on_captured, self._on_capture_failed, change=CAPTURED)
 
     def _on_captured(self, outcome: Summary) -> None:
